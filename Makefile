@@ -1,0 +1,51 @@
+# shoal: the two commands a user needs are `make demo` and `make test`.
+# Everything else here is a building block of those two.
+
+SHELL      := /bin/bash
+JOBS       ?= $(shell nproc)
+BUILD_TYPE ?= RelWithDebInfo
+# One library per host MPI ABI; each flavour gets its own build tree.
+FLAVOURS   ?= openmpi mpich
+CMAKE_ARGS ?=
+
+.PHONY: all deps build demo test test-full test-quick sanitize clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+# build/<flavour>: libshoal.so, tests and tools built against that MPI.
+build: deps
+	@set -e; for f in $(FLAVOURS); do \
+	  cmake -S . -B build/$$f -DSHOAL_MPI=$$f -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null; \
+	  cmake --build build/$$f -j $(JOBS) 2>&1 | grep -E "error|warning|Error" || true; \
+	  test -f build/$$f/lib/libshoal.so || { echo "build of $$f failed"; exit 1; }; \
+	done
+
+# ASan + UBSan build of the library and its tests, against Open MPI.
+build/sanitize/CMakeCache.txt: | deps
+	cmake -S . -B build/sanitize -DSHOAL_MPI=openmpi -DCMAKE_BUILD_TYPE=Debug -DSHOAL_SANITIZE=address,undefined >/dev/null
+
+sanitize: build/sanitize/CMakeCache.txt
+	cmake --build build/sanitize -j $(JOBS) 2>&1 | grep -E "error|warning" || true
+	cd build/sanitize && ctest -L sanitize --output-on-failure --timeout 600
+
+test: build sanitize
+	@set -e; for f in $(FLAVOURS); do \
+	  echo "== tests against $$f"; \
+	  (cd build/$$f && ctest -LE full --output-on-failure --timeout 900); \
+	done
+	@scripts/check-no-leftovers.sh
+
+# The exhaustive matrices (hours on 2 cores); not part of CI.
+test-full: build
+	@set -e; for f in $(FLAVOURS); do \
+	  (cd build/$$f && SHOAL_TEST_FULL=1 ctest --output-on-failure --timeout 7200); \
+	done
+
+demo: build
+	@if [ -x scripts/demo.sh ]; then scripts/demo.sh; else echo "make demo: the benchmark is not there yet"; fi
+
+clean:
+	rm -rf build

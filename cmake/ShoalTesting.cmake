@@ -1,0 +1,37 @@
+# Test helpers shared by every tests/ folder.
+#
+# shoal_add_mpi_test(NAME <name> NP <n> COMMAND <exe> [args...]
+#                    [TIMEOUT <s>] [LABELS <l>...] [ENV <K=V>...])
+# runs <exe> under this tree's launcher through scripts/mpi-test-run.sh, which
+# kills the whole process group on timeout so that no rank outlives its test.
+
+set(SHOAL_TEST_RUNNER ${CMAKE_SOURCE_DIR}/scripts/mpi-test-run.sh)
+
+function(shoal_add_mpi_test)
+  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  list(GET T_COMMAND 0 exe)
+  list(REMOVE_AT T_COMMAND 0)
+  if(TARGET ${exe})
+    set(exe $<TARGET_FILE:${exe}>)
+  endif()
+  add_test(NAME ${SHOAL_MPI}.${T_NAME}
+           COMMAND ${SHOAL_TEST_RUNNER} ${T_TIMEOUT}
+                   ${MPIEXEC_EXECUTABLE} ${SHOAL_MPIEXEC_FLAGS} -np ${T_NP} ${exe} ${T_COMMAND})
+  math(EXPR backstop "${T_TIMEOUT} + 30")
+  set_tests_properties(${SHOAL_MPI}.${T_NAME} PROPERTIES TIMEOUT ${backstop}
+                       LABELS "mpi;${T_LABELS}" ENVIRONMENT "${T_ENV}")
+endfunction()
+
+# shoal_add_unit_test(NAME <name> COMMAND <exe> [args...] [LABELS ...])
+function(shoal_add_unit_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  add_test(NAME ${SHOAL_MPI}.${T_NAME} COMMAND ${T_COMMAND})
+  set_tests_properties(${SHOAL_MPI}.${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT}
+                       LABELS "unit;${T_LABELS}" ENVIRONMENT "${T_ENV}")
+endfunction()

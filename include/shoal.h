@@ -1,0 +1,20 @@
+/* shoal public API: what a program may call besides the MPI functions shoal
+ * intercepts. Everything else in libshoal is hidden. */
+#ifndef SHOAL_H
+#define SHOAL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.1.0" */
+const char *shoal_version(void);
+/* Short git commit of the build, "unknown" outside a checkout. */
+const char *shoal_commit(void);
+/* 1 when shoal is active in this process (loaded and not SHOAL_DISABLE=1). */
+int shoal_enabled(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,4 @@
+#include "shoal.h"
+const char *shoal_version(void) { return SHOAL_VERSION_STRING; }
+const char *shoal_commit(void) { return SHOAL_COMMIT_STRING; }
+int shoal_enabled(void) { return 0; }
