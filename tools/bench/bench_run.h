@@ -25,6 +25,10 @@ struct size_result {
     double bound;         /* us, or MB/s for bw: see docs/BENCH.md */
     double speedup;       /* > 1: shoal faster than the host MPI */
     double times_bound;   /* >= 1: how many times slower than the bound shoal is */
+    /* Paired comparison: host time - shoal time per operation (us), averaged
+     * over the pairs of adjacent calls, and the half-width of its 95 %
+     * confidence interval. A difference inside it is noise. */
+    double difference_us, difference_ci95_us;
     long errors_host, errors_shoal; /* results that failed validation, all ranks */
 };
 

@@ -358,6 +358,36 @@ static double timed_copy(struct bench_context *ctx, size_t bytes, int repeat)
     return stop - start;
 }
 
+/* Differences host - shoal of adjacent calls, one per pair, on one rank. */
+struct paired_differences {
+    double sum, sum_squares;
+    int count;
+};
+
+static void add_difference(struct paired_differences *d, double seconds)
+{
+    d->sum += seconds;
+    d->sum_squares += seconds * seconds;
+    d->count++;
+}
+
+/* Mean difference and the half-width of its 95 % confidence interval, in us.
+ * Ranks see correlated differences (the same calls), so their variances are
+ * averaged rather than their counts added: a conservative interval. With
+ * fewer than two pairs the interval is unknown (NaN). */
+static void paired_summary(struct bench_context *ctx, const struct paired_differences *d,
+                           double *mean_us, double *ci95_us)
+{
+    double mean = d->count ? d->sum / d->count : 0;
+    double variance = d->count > 1
+                          ? fmax(0, (d->sum_squares - d->count * mean * mean) / (d->count - 1))
+                          : NAN;
+    double sums[2] = {mean, variance}, totals[2];
+    PMPI_Allreduce(sums, totals, 2, MPI_DOUBLE, MPI_SUM, ctx->comm);
+    *mean_us = 1e6 * totals[0] / ctx->nprocs;
+    *ci95_us = d->count > 1 ? 1e6 * 1.96 * sqrt(totals[1] / ctx->nprocs / d->count) : NAN;
+}
+
 /* Per-rank averages -> average, min and max across ranks, on every rank. */
 static struct path_figures across_ranks(struct bench_context *ctx, double per_rank)
 {
@@ -410,18 +440,23 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
             logs[p].left = malloc(sizeof(double) * (size_t)calls);
         }
 
+    struct paired_differences pairs = {0, 0, 0};
     for (int it = -warmup; it < iterations; it++) {
+        double t[2];
         for (int k = 0; k < 2; k++) {
             /* Even iterations run host then shoal, odd ones shoal then host. */
             enum bench_path path = (enum bench_path)((it & 1) ? 1 - k : k);
-            double t = timed_call(ctx, id, size, path, &logs[path], &errors[path]);
-            if (it >= 0)
-                seconds[path] += t;
+            t[path] = timed_call(ctx, id, size, path, &logs[path], &errors[path]);
+        }
+        if (it >= 0) {
+            seconds[PATH_HOST] += t[PATH_HOST];
+            seconds[PATH_SHOAL] += t[PATH_SHOAL];
+            add_difference(&pairs, t[PATH_HOST] - t[PATH_SHOAL]);
         }
         if (copy_bytes > 0) {
-            double t = timed_copy(ctx, copy_bytes, 1);
+            double copy_time = timed_copy(ctx, copy_bytes, 1);
             if (it >= 0)
-                copy_seconds += t;
+                copy_seconds += copy_time;
         }
     }
 
@@ -436,6 +471,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / iterations);
     row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
     row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds / iterations).avg : 0;
+    paired_summary(ctx, &pairs, &row->difference_us, &row->difference_ci95_us);
     finish_row(ctx, id, row, errors);
 }
 
@@ -457,7 +493,8 @@ static void check_message(struct bench_context *ctx, enum bench_id id, size_t si
     enum bench_corrupt want = path == PATH_HOST ? CORRUPT_HOST : CORRUPT_SHOAL;
     if (ctx->opt->corrupt == want && !ctx->corrupted[id] && size > 0) {
         ctx->corrupted[id] = true;
-        ctx->recv_buf[size / 2] ^= 0x5A;
+        if (ctx->rank == 1) /* one result: the message rank 1 received */
+            ctx->recv_buf[size / 2] ^= 0x5A;
     }
     if (ctx->opt->validate)
         check_bytes(&call, ctx->recv_buf, size, pattern_key(seed, from, 0), "message");
@@ -567,26 +604,36 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
     int chunks = iterations < PT2PT_CHUNKS ? iterations : PT2PT_CHUNKS;
     double seconds[2] = {0, 0}, copy_seconds = 0;
     size_t copy_bytes = (size_t)floor(row->bound_bytes);
+    /* Latency: per one-way message; bw: per window. */
+    double operations_per_iteration = id == BENCH_LATENCY ? 2.0 : 1.0;
+    struct paired_differences pairs = {0, 0, 0};
     for (int c = 0; c < chunks; c++) {
         /* Spread the iterations over the chunks, the first ones taking the remainder. */
         int count = iterations / chunks + (c < iterations % chunks);
+        double t[2];
         for (int k = 0; k < 2; k++) {
             site.path = (enum bench_path)((c & 1) ? 1 - k : k);
             uint64_t seed = prepare_messages(ctx, size);
-            seconds[site.path] += loop(&site, count);
+            t[site.path] = loop(&site, count);
+            seconds[site.path] += t[site.path];
             check_chunk(ctx, id, size, site.path, seed, &errors[site.path]);
         }
+        if (ctx->rank == 0)
+            add_difference(&pairs, (t[PATH_HOST] - t[PATH_SHOAL]) /
+                                       (count * operations_per_iteration));
         /* The bound: ranks 0 and 1 each copy half of every message. */
         if (copy_bytes > 0) {
-            double t = timed_copy(ctx, copy_bytes, count * window);
+            double copy_time = timed_copy(ctx, copy_bytes, count * window);
             if (ctx->rank == 0)
-                copy_seconds += t;
+                copy_seconds += copy_time;
         }
     }
 
     /* Only rank 0 timed the loops (OSU); share its figures. */
     double figures[3] = {seconds[0], seconds[1], copy_seconds};
     PMPI_Bcast(figures, 3, MPI_DOUBLE, 0, ctx->comm);
+    PMPI_Bcast(&pairs, (int)sizeof pairs, MPI_BYTE, 0, ctx->comm);
+    paired_summary(ctx, &pairs, &row->difference_us, &row->difference_ci95_us);
     double latency = ctx->facts.core_latency_us > 0 ? ctx->facts.core_latency_us : 0;
     if (id == BENCH_LATENCY) {
         for (int p = 0; p < 2; p++) {

@@ -71,8 +71,8 @@ void output_table_header(const struct bench_context *ctx, enum bench_id id)
         printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(us)", "shoal(us)", "Speedup",
                "Bound(us)", "shoal/Bound");
     if (ctx->opt->full)
-        printf("%14s%14s%14s%14s%12s", "Host Min", "Host Max", "shoal Min", "shoal Max",
-               "Iterations");
+        printf("%14s%14s%14s%14s%12s%18s", "Host Min", "Host Max", "shoal Min", "shoal Max",
+               "Iterations", "Host-shoal(us)");
     printf("\n");
     fflush(stdout);
 }
@@ -85,8 +85,9 @@ void output_table_row(const struct bench_context *ctx, enum bench_id id,
     printf("%-10zu%16.2f%16.2f%10.2f%16.2f%14.2f", row->size, row->host.avg, row->shoal.avg,
            row->speedup, row->bound, row->times_bound);
     if (ctx->opt->full)
-        printf("%14.2f%14.2f%14.2f%14.2f%12d", row->host.min, row->host.max, row->shoal.min,
-               row->shoal.max, row->iterations);
+        printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f", row->host.min, row->host.max,
+               row->shoal.min, row->shoal.max, row->iterations, row->difference_us,
+               row->difference_ci95_us);
     if (row->errors_host || row->errors_shoal)
         printf("  FAILED validation (host %ld, shoal %ld)", row->errors_host, row->errors_shoal);
     printf("\n");
@@ -216,6 +217,10 @@ int output_json(const struct bench_context *ctx, const char *path)
             json_number(out, row->speedup);
             fputs(", \"shoal_over_bound\": ", out);
             json_number(out, row->times_bound);
+            fputs(",\n       \"difference_us\": ", out);
+            json_number(out, row->difference_us);
+            fputs(", \"difference_ci95_us\": ", out);
+            json_number(out, row->difference_ci95_us);
             fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s}",
                     row->errors_host, row->errors_shoal,
                     row->errors_host + row->errors_shoal == 0 ? "true" : "false");
@@ -239,19 +244,19 @@ int output_csv(const struct bench_context *ctx, const char *path)
     const struct machine_facts *f = &ctx->facts;
     fputs("mpi,mpi_version,processes,shoal_version,shoal_commit,shoal_enabled,benchmark,unit,"
           "size,iterations,host_avg,host_min,host_max,shoal_avg,shoal_min,shoal_max,bound,"
-          "bound_bytes,memcpy_us,speedup,shoal_over_bound,valid\n",
+          "bound_bytes,memcpy_us,speedup,shoal_over_bound,difference_us,difference_ci95_us,valid\n",
           out);
     for (int id = 0; id < BENCH_COUNT; id++) {
         const struct bench_result *r = &ctx->results[id];
         for (int k = 0; r->ran && k < r->nsizes; k++) {
             const struct size_result *row = &r->sizes[k];
-            fprintf(out, "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n",
+            fprintf(out, "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n",
                     f->mpi_name, f->mpi_version, f->nprocs, f->shoal_version, f->shoal_commit,
                     f->shoal_enabled, bench_name(id),
                     bench_kind_of(id) == KIND_BANDWIDTH ? "MB/s" : "us", row->size,
                     row->iterations, row->host.avg, row->host.min, row->host.max, row->shoal.avg,
                     row->shoal.min, row->shoal.max, row->bound, row->bound_bytes, row->memcpy_us,
-                    row->speedup, row->times_bound,
+                    row->speedup, row->times_bound, row->difference_us, row->difference_ci95_us,
                     row->errors_host + row->errors_shoal == 0);
         }
     }
