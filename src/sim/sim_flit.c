@@ -126,6 +126,7 @@ struct sim_flit_engine {
   int random_mode;
   int64_t win_lo, win_hi, win_flits;
   int64_t tagged_created, tagged_done, lat_sum, lat_max;
+  int64_t pkts_created, pkts_started; /* random traffic: source-queue backlog */
 };
 
 #define TAGGED (-2)
@@ -335,6 +336,7 @@ void sim_flit_reset(sim_flit_engine *e) {
   e->random_mode = 0;
   e->win_lo = e->win_hi = e->win_flits = 0;
   e->tagged_created = e->tagged_done = e->lat_sum = e->lat_max = 0;
+  e->pkts_created = e->pkts_started = 0;
 }
 
 static int grow_packets(sim_flit_engine *e, int need, sim_err *err) {
@@ -498,6 +500,7 @@ static void nic_step(sim_flit_engine *e, int n, int64_t now) {
       }
       if (v < 0) return;
       c->free_vcs &= ~(1u << v);
+      e->pkts_started++;
       c->cur_pkt = pk;
       c->cur_vc = v;
       c->cur_left = e->pkt_nflits[pk];
@@ -873,14 +876,24 @@ int sim_flit_run_random(sim_flit_engine *e, double load, uint64_t seed, sim_rand
           e->pkt_created[pk] = now;
           e->pkt_done[pk] = -1;
           if (now >= warm) e->tagged_created++;
+          e->pkts_created++;
           enqueue_packet(e, n, pk);
         }
       }
-    } else if (e->tagged_done == e->tagged_created) {
-      break;
-    } else if (now >= end_gen + e->p.drain) {
-      res->saturated = 1;
-      break;
+    }
+    if (now == end_gen) {
+      /* Below saturation a source queue holds a packet or two; beyond it the
+       * queues grow for as long as packets keep coming. */
+      res->backlog = (double)(e->pkts_created - e->pkts_started) / (double)e->N;
+      if (res->backlog > 4.0) res->saturated = 1;
+    }
+    if (now >= end_gen) {
+      if (e->tagged_done == e->tagged_created) break;
+      if (now >= end_gen + e->p.drain) {
+        res->saturated = 1;
+        res->undelivered = e->tagged_created - e->tagged_done;
+        break;
+      }
     }
     if ((now & 255) == 0 && watchdog(e, err)) return -1;
     cycle(e);

@@ -70,7 +70,9 @@ typedef struct {
   double avg_latency;      /* cycles from creation to last flit delivered, measured packets */
   int64_t max_latency;
   int64_t measured_packets;
-  int saturated;           /* measured packets still undelivered after `drain` cycles */
+  double backlog;          /* packets per node waiting in source queues when the window closed */
+  int64_t undelivered;     /* measured packets still undelivered after `drain` cycles */
+  int saturated;           /* backlog above 4 packets per node, or undelivered packets */
 } sim_random_result;
 int sim_flit_run_random(sim_flit_engine *e, double load, uint64_t seed, sim_random_result *res, sim_err *err);
 

@@ -86,3 +86,9 @@ int sim_mpi_alltoall(const sim_topo *t, const sim_params *p, const int32_t *map,
   free(buf), free(sum), free(chan);
   return 0;
 }
+
+void sim_mpi_bcast_map(int32_t *map, int n, int *rc) {
+  if (!started) return;
+  MPI_Bcast(rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (*rc == 0) MPI_Bcast(map, n, MPI_INT32_T, 0, MPI_COMM_WORLD);
+}

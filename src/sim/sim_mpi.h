@@ -22,4 +22,7 @@ void sim_mpi_stop(void);
 int sim_mpi_alltoall(const sim_topo *t, const sim_params *p, const int32_t *map, int flit_level,
                      sim_alltoall_result *res, sim_err *err);
 
+/* Rank 0's mapping (and its status) to every rank; no-op without MPI. */
+void sim_mpi_bcast_map(int32_t *map, int n, int *rc);
+
 #endif
