@@ -148,8 +148,10 @@ int sim_topo_parse(const char *spec, sim_topo *t, sim_err *err) {
     long k, n;
     if (!strncmp(s, "k=", 2)) s += 2;
     k = read_number(&s);
-    if (k < 0 || *s != ',')
+    if (k < 0)
       return sim_fail(err, SIM_EINVAL, "field 'topo': '%s': expected fattree:k,n (e.g. fattree:4,3), arity k missing", spec);
+    if (*s != ',')
+      return sim_fail(err, SIM_EINVAL, "field 'topo': '%s': expected fattree:k,n (e.g. fattree:4,3), levels n missing", spec);
     s++;
     if (!strncmp(s, "n=", 2)) s += 2;
     n = read_number(&s);
