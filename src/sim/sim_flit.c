@@ -800,7 +800,7 @@ static int deadlock_report(sim_flit_engine *e, sim_err *err) {
       }
       int n = snprintf(tmp, sizeof tmp, "\n  router %d in %s vc %d: %d flits, packet %d (%d->%d) %s", r, inname, v,
                        q->count, pk, e->pkt_src[pk], e->pkt_dst[pk], why);
-      if (buf && used + (size_t)n + 64 < len) {
+      if (buf && used + (size_t)n + 300 < len) {
         memcpy(buf + used, tmp, (size_t)n + 1);
         used += (size_t)n;
       }
@@ -817,7 +817,8 @@ static int deadlock_report(sim_flit_engine *e, sim_err *err) {
     char body[SIM_ERR_LEN];
     memcpy(body, buf, used + 1);
     buf[used] = 0;
-    snprintf(err->msg, sizeof err->msg, "%s:%s", head, used ? body : "");
+    /* the body was sized to leave room for the head line */
+    snprintf(err->msg, sizeof err->msg, "%s:%.3800s", head, used ? body : "");
     err->code = SIM_EDEADLOCK;
   }
   return -1;
