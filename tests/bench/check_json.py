@@ -110,7 +110,12 @@ def consistency_errors(doc):
                 expected = bound / shoal if bandwidth else shoal / bound
                 if not close(ratio, expected):
                     errors.append(f"{where}: shoal_over_bound {ratio} but figures give {expected}")
-            if not bandwidth and r["difference_us"] is not None and host is not None:
+            pairs = r["pairs"]
+            if pairs["shoal_faster"] + pairs["shoal_slower"] > pairs["count"]:
+                errors.append(f"{where}: more pairs faster and slower than pairs: {pairs}")
+            if pairs["count"] > r["iterations"]:
+                errors.append(f"{where}: {pairs['count']} pairs from {r['iterations']} iterations")
+            if bench["kind"] == "collective" and r["difference_us"] is not None and host:
                 if not math.isclose(r["difference_us"], host - shoal, rel_tol=1e-3, abs_tol=2e-3):
                     errors.append(f"{where}: difference_us {r['difference_us']} is not "
                                   f"host - shoal = {host - shoal}")
@@ -141,6 +146,8 @@ def self_test(doc, schema):
         "a speedup that disagrees": lambda d: d["benchmarks"][0]["results"][0].update(
             speedup=1000.0),
         "a wrong schema name": lambda d: d.update(schema="shoal-bench/0"),
+        "more pairs than calls": lambda d: d["benchmarks"][0]["results"][0]["pairs"].update(
+            shoal_faster=10**6),
     }
     failures = 0
     for what, breakage in breakages.items():

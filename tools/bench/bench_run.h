@@ -27,8 +27,11 @@ struct size_result {
     double times_bound;   /* >= 1: how many times slower than the bound shoal is */
     /* Paired comparison: host time - shoal time per operation (us), averaged
      * over the pairs of adjacent calls, and the half-width of its 95 %
-     * confidence interval. A difference inside it is noise. */
+     * confidence interval. A difference inside it is noise. For pt2pt a pair
+     * is two adjacent chunks, per message (latency) or per window (bw). */
     double difference_us, difference_ci95_us;
+    /* Pairs in all, and those where shoal was faster or slower: a sign test. */
+    int pairs, pairs_shoal_faster, pairs_shoal_slower;
     long errors_host, errors_shoal; /* results that failed validation, all ranks */
 };
 

@@ -25,8 +25,10 @@
 #define ON_PATH(path, fn, ...) ((path) == PATH_HOST ? P##fn(__VA_ARGS__) : fn(__VA_ARGS__))
 
 #define ROOT 0
-/* pt2pt: timed iterations are split into at most this many chunks per path. */
-#define PT2PT_CHUNKS 10
+/* pt2pt: timed iterations are split into at most this many chunks per
+ * path. Fine enough that a slow spell of the machine (some last for
+ * thousands of round trips) falls on both paths, not on one. */
+#define PT2PT_CHUNKS 50
 /* Errors printed per benchmark, size and path on one rank; the rest are counted. */
 #define ERRORS_PRINTED 1
 
@@ -358,34 +360,67 @@ static double timed_copy(struct bench_context *ctx, size_t bytes, int repeat)
     return stop - start;
 }
 
-/* Differences host - shoal of adjacent calls, one per pair, on one rank. */
+/* Differences host - shoal of adjacent calls, one per pair: the figures of
+ * a paired comparison. Both paths saw the same moment of the machine in a
+ * pair, so the differences carry little of its noise. */
 struct paired_differences {
-    double sum, sum_squares;
+    double *seconds;
     int count;
 };
 
-static void add_difference(struct paired_differences *d, double seconds)
+/* Two-sided 95 % quantile of Student's t: few pairs (pt2pt chunks) need a
+ * wider interval than the normal 1.96. */
+static double student_t95(int degrees_of_freedom)
 {
-    d->sum += seconds;
-    d->sum_squares += seconds * seconds;
-    d->count++;
+    static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                   2.120, 2.110,  2.101, 2.093, 2.086};
+    if (degrees_of_freedom < 1)
+        return NAN;
+    if (degrees_of_freedom <= 20)
+        return table[degrees_of_freedom];
+    /* Beyond the table, the quantile at the low end of each range: a
+     * little wide, never narrow. */
+    if (degrees_of_freedom <= 30)
+        return 2.080;
+    if (degrees_of_freedom <= 60)
+        return 2.042;
+    if (degrees_of_freedom <= 120)
+        return 2.000;
+    return 1.980;
 }
 
-/* Mean difference and the half-width of its 95 % confidence interval, in us.
- * Ranks see correlated differences (the same calls), so their variances are
- * averaged rather than their counts added: a conservative interval. With
- * fewer than two pairs the interval is unknown (NaN). */
-static void paired_summary(struct bench_context *ctx, const struct paired_differences *d,
-                           double *mean_us, double *ci95_us)
+/* Fills the row's paired figures from the differences: rank 0's alone for
+ * pt2pt (only rank 0 times, as in OSU), else each pair's average over ranks.
+ * The mean has a Student-t 95 % interval; the pair counts feed a sign test,
+ * which a few descheduled calls (milliseconds each) cannot sway the way
+ * they sway a mean. */
+static void paired_summary(struct bench_context *ctx, struct paired_differences *d,
+                           bool rank0_only, struct size_result *row)
 {
-    double mean = d->count ? d->sum / d->count : 0;
-    double variance = d->count > 1
-                          ? fmax(0, (d->sum_squares - d->count * mean * mean) / (d->count - 1))
-                          : NAN;
-    double sums[2] = {mean, variance}, totals[2];
-    PMPI_Allreduce(sums, totals, 2, MPI_DOUBLE, MPI_SUM, ctx->comm);
-    *mean_us = 1e6 * totals[0] / ctx->nprocs;
-    *ci95_us = d->count > 1 ? 1e6 * 1.96 * sqrt(totals[1] / ctx->nprocs / d->count) : NAN;
+    if (rank0_only) {
+        PMPI_Bcast(&d->count, 1, MPI_INT, 0, ctx->comm);
+        PMPI_Bcast(d->seconds, d->count, MPI_DOUBLE, 0, ctx->comm);
+    } else {
+        PMPI_Allreduce(MPI_IN_PLACE, d->seconds, d->count, MPI_DOUBLE, MPI_SUM, ctx->comm);
+        for (int k = 0; k < d->count; k++)
+            d->seconds[k] /= ctx->nprocs;
+    }
+    double sum = 0, squares = 0;
+    row->pairs = d->count;
+    row->pairs_shoal_faster = row->pairs_shoal_slower = 0;
+    for (int k = 0; k < d->count; k++) {
+        sum += d->seconds[k];
+        row->pairs_shoal_faster += d->seconds[k] > 0;
+        row->pairs_shoal_slower += d->seconds[k] < 0;
+    }
+    double mean = d->count ? sum / d->count : NAN;
+    for (int k = 0; k < d->count; k++)
+        squares += (d->seconds[k] - mean) * (d->seconds[k] - mean);
+    row->difference_us = 1e6 * mean;
+    row->difference_ci95_us =
+        d->count > 1 ? 1e6 * student_t95(d->count - 1) * sqrt(squares / (d->count - 1) / d->count)
+                     : NAN;
 }
 
 /* Per-rank averages -> average, min and max across ranks, on every rank. */
@@ -430,7 +465,9 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     row->bound_bytes = bench_bound_bytes(id, size, ctx->nprocs);
     size_t copy_bytes = (size_t)floor(row->bound_bytes);
 
-    double seconds[2] = {0, 0}, copy_seconds = 0;
+    /* The bound takes the fastest copy of the run, not the average: noise
+     * only ever slows a copy down, and a floor must not rise with it. */
+    double seconds[2] = {0, 0}, copy_seconds = INFINITY;
     long errors[2] = {0, 0};
     int calls = warmup + iterations;
     struct barrier_log logs[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
@@ -440,7 +477,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
             logs[p].left = malloc(sizeof(double) * (size_t)calls);
         }
 
-    struct paired_differences pairs = {0, 0, 0};
+    struct paired_differences pairs = {calloc((size_t)iterations, sizeof(double)), 0};
     for (int it = -warmup; it < iterations; it++) {
         double t[2];
         for (int k = 0; k < 2; k++) {
@@ -451,12 +488,12 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
         if (it >= 0) {
             seconds[PATH_HOST] += t[PATH_HOST];
             seconds[PATH_SHOAL] += t[PATH_SHOAL];
-            add_difference(&pairs, t[PATH_HOST] - t[PATH_SHOAL]);
+            pairs.seconds[pairs.count++] = t[PATH_HOST] - t[PATH_SHOAL];
         }
         if (copy_bytes > 0) {
             double copy_time = timed_copy(ctx, copy_bytes, 1);
             if (it >= 0)
-                copy_seconds += copy_time;
+                copy_seconds = fmin(copy_seconds, copy_time);
         }
     }
 
@@ -470,8 +507,9 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     }
     row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / iterations);
     row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
-    row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds / iterations).avg : 0;
-    paired_summary(ctx, &pairs, &row->difference_us, &row->difference_ci95_us);
+    row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
+    paired_summary(ctx, &pairs, false, row);
+    free(pairs.seconds);
     finish_row(ctx, id, row, errors);
 }
 
@@ -602,11 +640,11 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
         }
 
     int chunks = iterations < PT2PT_CHUNKS ? iterations : PT2PT_CHUNKS;
-    double seconds[2] = {0, 0}, copy_seconds = 0;
+    double seconds[2] = {0, 0}, copy_seconds = INFINITY; /* fastest chunk, per iteration */
     size_t copy_bytes = (size_t)floor(row->bound_bytes);
     /* Latency: per one-way message; bw: per window. */
     double operations_per_iteration = id == BENCH_LATENCY ? 2.0 : 1.0;
-    struct paired_differences pairs = {0, 0, 0};
+    struct paired_differences pairs = {calloc((size_t)chunks, sizeof(double)), 0};
     for (int c = 0; c < chunks; c++) {
         /* Spread the iterations over the chunks, the first ones taking the remainder. */
         int count = iterations / chunks + (c < iterations % chunks);
@@ -619,21 +657,21 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
             check_chunk(ctx, id, size, site.path, seed, &errors[site.path]);
         }
         if (ctx->rank == 0)
-            add_difference(&pairs, (t[PATH_HOST] - t[PATH_SHOAL]) /
-                                       (count * operations_per_iteration));
+            pairs.seconds[pairs.count++] =
+                (t[PATH_HOST] - t[PATH_SHOAL]) / (count * operations_per_iteration);
         /* The bound: ranks 0 and 1 each copy half of every message. */
         if (copy_bytes > 0) {
             double copy_time = timed_copy(ctx, copy_bytes, count * window);
             if (ctx->rank == 0)
-                copy_seconds += copy_time;
+                copy_seconds = fmin(copy_seconds, copy_time / count);
         }
     }
 
     /* Only rank 0 timed the loops (OSU); share its figures. */
     double figures[3] = {seconds[0], seconds[1], copy_seconds};
     PMPI_Bcast(figures, 3, MPI_DOUBLE, 0, ctx->comm);
-    PMPI_Bcast(&pairs, (int)sizeof pairs, MPI_BYTE, 0, ctx->comm);
-    paired_summary(ctx, &pairs, &row->difference_us, &row->difference_ci95_us);
+    paired_summary(ctx, &pairs, true, row);
+    free(pairs.seconds);
     double latency = ctx->facts.core_latency_us > 0 ? ctx->facts.core_latency_us : 0;
     if (id == BENCH_LATENCY) {
         for (int p = 0; p < 2; p++) {
@@ -644,7 +682,7 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
             else
                 row->shoal = f;
         }
-        row->memcpy_us = 1e6 * figures[2] / iterations;
+        row->memcpy_us = copy_bytes > 0 ? 1e6 * figures[2] : 0;
     } else {
         double megabytes = (double)size / 1e6 * iterations * window;
         for (int p = 0; p < 2; p++) {
@@ -657,7 +695,7 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
         }
         /* A window needs its bytes copied and the acknowledgement's round
          * trip: the bound's time per window is the larger of the two. */
-        row->memcpy_us = 1e6 * figures[2] / iterations;
+        row->memcpy_us = copy_bytes > 0 ? 1e6 * figures[2] : 0;
         double window_us = fmax(row->memcpy_us, 2 * latency);
         row->bound = window_us > 0 ? (double)size * window / window_us : NAN; /* B/us = MB/s */
     }

@@ -221,6 +221,9 @@ int output_json(const struct bench_context *ctx, const char *path)
             json_number(out, row->difference_us);
             fputs(", \"difference_ci95_us\": ", out);
             json_number(out, row->difference_ci95_us);
+            fprintf(out,
+                    ", \"pairs\": {\"count\": %d, \"shoal_faster\": %d, \"shoal_slower\": %d}",
+                    row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower);
             fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s}",
                     row->errors_host, row->errors_shoal,
                     row->errors_host + row->errors_shoal == 0 ? "true" : "false");
@@ -244,19 +247,23 @@ int output_csv(const struct bench_context *ctx, const char *path)
     const struct machine_facts *f = &ctx->facts;
     fputs("mpi,mpi_version,processes,shoal_version,shoal_commit,shoal_enabled,benchmark,unit,"
           "size,iterations,host_avg,host_min,host_max,shoal_avg,shoal_min,shoal_max,bound,"
-          "bound_bytes,memcpy_us,speedup,shoal_over_bound,difference_us,difference_ci95_us,valid\n",
+          "bound_bytes,memcpy_us,speedup,shoal_over_bound,difference_us,difference_ci95_us,pairs,"
+          "pairs_shoal_faster,pairs_shoal_slower,valid\n",
           out);
     for (int id = 0; id < BENCH_COUNT; id++) {
         const struct bench_result *r = &ctx->results[id];
         for (int k = 0; r->ran && k < r->nsizes; k++) {
             const struct size_result *row = &r->sizes[k];
-            fprintf(out, "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n",
+            fprintf(out,
+                    "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,"
+                    "%d,%d,%d,%d\n",
                     f->mpi_name, f->mpi_version, f->nprocs, f->shoal_version, f->shoal_commit,
                     f->shoal_enabled, bench_name(id),
                     bench_kind_of(id) == KIND_BANDWIDTH ? "MB/s" : "us", row->size,
                     row->iterations, row->host.avg, row->host.min, row->host.max, row->shoal.avg,
                     row->shoal.min, row->shoal.max, row->bound, row->bound_bytes, row->memcpy_us,
                     row->speedup, row->times_bound, row->difference_us, row->difference_ci95_us,
+                    row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower,
                     row->errors_host + row->errors_shoal == 0);
         }
     }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make demo: shoal against the host MPI on this machine, under Open MPI and
+# MPICH, then the pictures and report.md. Runs after `make build` and builds
+# nothing itself: it uses build/<mpi>/bin/shoal-bench from those trees.
+#
+# Everything goes to results/<date>-<host>/: per MPI the OSU-style table
+# (<mpi>.txt), the figures (<mpi>.json, <mpi>.csv); then one PNG per benchmark
+# and report.md. The iteration counts are OSU's defaults, so the figures can
+# be set beside an OSU run; the whole demo takes about a minute on 2 quiet
+# cores, and each MPI's run is stopped after SHOAL_DEMO_LIMIT seconds.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+NP=${SHOAL_DEMO_NP:-2}
+# The trees `make build` makes; another prefix lets a developer run the demo
+# on trees of their own (SHOAL_DEMO_TREES=build/mine- uses build/mine-openmpi).
+TREES=${SHOAL_DEMO_TREES:-build/}
+LIMIT=${SHOAL_DEMO_LIMIT:-270}
+host=$(hostname -s 2>/dev/null || hostname)
+out="results/$(date +%Y-%m-%d)-${host}"
+mkdir -p "$out"
+started=$(date +%s)
+
+launcher_for() {
+  case "$1" in
+    # Root is allowed here because CI and containers run as root; binding
+    # each rank to a core keeps both paths on the same two cores.
+    openmpi) echo "/usr/bin/mpirun.openmpi $( [ "$(id -u)" -eq 0 ] && echo --allow-run-as-root) --oversubscribe --bind-to core -np $NP" ;;
+    mpich) echo "/usr/bin/mpiexec.mpich -bind-to core -np $NP" ;;
+  esac
+}
+
+status=0
+jsons=()
+for mpi in openmpi mpich; do
+  bench="${TREES}$mpi/bin/shoal-bench"
+  if [ ! -x "$bench" ]; then
+    echo "demo: $bench is missing: run 'make build' first (make demo does)" >&2
+    status=2
+    continue
+  fi
+  mpi_started=$(date +%s)
+  echo "==> [$mpi] shoal-bench, every benchmark, np=$NP, OSU iteration counts"
+  echo "    a table per benchmark; a row appears as each size is done"
+  # The table goes to the file as OSU prints it; the screen gets each line
+  # prefixed with the MPI, so that progress says which MPI is running.
+  # shellcheck disable=SC2046
+  timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" \
+      --json "$out/$mpi.json" --csv "$out/$mpi.csv" 2>&1 \
+    | tee "$out/$mpi.txt" | sed -u "s/^/[$mpi] /"
+  rc=${PIPESTATUS[0]}
+  echo "==> [$mpi] done in $(( $(date +%s) - mpi_started )) s (exit code $rc)"
+  case $rc in
+    0) jsons+=("$out/$mpi.json") ;;
+    1) jsons+=("$out/$mpi.json")
+       echo "demo: WRONG RESULTS under $mpi: see the rows marked FAILED in $out/$mpi.txt" >&2
+       status=1 ;;
+    124|137) echo "demo: the $mpi run passed its ${LIMIT} s limit and was stopped" >&2
+       status=1 ;;
+    *) echo "demo: the $mpi run failed (exit code $rc)" >&2
+       status=1 ;;
+  esac
+done
+
+if ((${#jsons[@]})); then
+  echo "==> report: one picture per benchmark and report.md"
+  python3 tools/bench/report.py "${jsons[@]}" -o "$out" --summary || status=1
+fi
+
+elapsed=$(( $(date +%s) - started ))
+echo "$elapsed" > "$out/demo-seconds.txt"
+echo
+echo "demo: finished in ${elapsed} s"
+echo "demo: report:   $out/report.md"
+echo "demo: pictures: $out/*.png"
+echo "demo: tables:   $out/openmpi.txt $out/mpich.txt"
+exit $status
