@@ -34,13 +34,13 @@ typedef struct {
  * a whole 8x8 torus fits in 41 KB. */
 typedef struct {
   uint16_t head, count;
-  int8_t out_port;   /* router-local output port of the front packet, -1 before routing */
-  int8_t out_vc;     /* output VC held by the front packet, -1 before VC allocation */
-  uint8_t vc_class;  /* 0, 1: dateline class the route demands; 2: any VC */
-  uint8_t unused;
+  int16_t out_port;  /* router-local output port of the front packet, -1 before routing */
+  int16_t out_vc;    /* output VC held by the front packet, -1 before VC allocation */
   int32_t front_ready; /* copy of the front flit's ready stamp and word, so */
   int32_t front_word;  /* blocked VCs are checked without touching the buffer */
 } ivc_t;
+/* No field of the hot structures is a char type: a char store may alias
+ * anything, which would make the compiler reload every engine field after it. */
 
 typedef struct {
   uint32_t free_vcs; /* output VCs no packet holds */
@@ -75,10 +75,11 @@ struct sim_flit_engine {
 
   /* routers */
   ivc_t *ivc;          /* nIP * V */
+  uint16_t *ivc_class; /* nIP * V: 0, 1: dateline class the front packet's route demands; 2: any VC */
   slot_t *ibuf;        /* nIP * V * D */
   uint32_t *in_vcmask; /* nIP: VCs holding flits */
   uint32_t *in_ready;  /* nIP: VCs not parked waiting for a credit (see cred_waiter) */
-  uint8_t *in_rr;      /* nIP: VC with priority at the input arbiter */
+  uint16_t *in_rr;     /* nIP: VC with priority at the input arbiter */
   int32_t *in_credit;  /* nIP: index in credits[] of the upstream VC 0 */
   uint32_t *in_busy;   /* R: input ports holding flits */
   uint32_t *out_busy;  /* R: output buffers holding flits */
@@ -189,7 +190,7 @@ int64_t sim_zero_load_latency(const sim_params *p, int routers, int64_t flits) {
 
 void sim_flit_destroy(sim_flit_engine *e) {
   if (!e) return;
-  free(e->ivc), free(e->ibuf), free(e->in_vcmask), free(e->in_ready), free(e->in_rr), free(e->in_credit);
+  free(e->ivc), free(e->ivc_class), free(e->ibuf), free(e->in_vcmask), free(e->in_ready), free(e->in_rr), free(e->in_credit);
   free(e->cred_waiter);
   free(e->in_busy), free(e->out_busy), free(e->op), free(e->obuf), free(e->credits);
   free(e->wheel), free(e->wheel_count);
@@ -232,6 +233,7 @@ sim_flit_engine *sim_flit_create(const sim_topo *t, const sim_params *p, sim_err
 
   size_t nIP = (size_t)e->nIP, V = (size_t)e->V;
   e->ivc = sim_calloc(nIP * V, sizeof *e->ivc, "input VCs", err);
+  e->ivc_class = sim_calloc(nIP * V, sizeof *e->ivc_class, "input VCs", err);
   e->ibuf = sim_calloc(nIP * V * (size_t)e->D, sizeof *e->ibuf, "input buffers", err);
   e->in_vcmask = sim_calloc(nIP, sizeof *e->in_vcmask, "input masks", err);
   e->in_ready = sim_calloc(nIP, sizeof *e->in_ready, "input masks", err);
@@ -255,7 +257,7 @@ sim_flit_engine *sim_flit_create(const sim_topo *t, const sim_params *p, sim_err
   e->node_listed = sim_calloc((size_t)e->N, sizeof *e->node_listed, "node list", err);
   e->nic = sim_calloc((size_t)e->N, sizeof *e->nic, "network interfaces", err);
   e->chan_flits = sim_calloc((size_t)sim_topo_nchan(t), sizeof *e->chan_flits, "channel counters", err);
-  if (!e->ivc || !e->ibuf || !e->in_vcmask || !e->in_ready || !e->cred_waiter || !e->in_rr || !e->in_credit || !e->in_busy || !e->out_busy ||
+  if (!e->ivc || !e->ivc_class || !e->ibuf || !e->in_vcmask || !e->in_ready || !e->cred_waiter || !e->in_rr || !e->in_credit || !e->in_busy || !e->out_busy ||
       !e->op || !e->obuf || !e->credits || !e->wheel || !e->wheel_count || !e->active || !e->next_active ||
       !e->listed || !e->nodes_active || !e->nodes_next || !e->node_listed || !e->nic || !e->chan_flits) {
     sim_flit_destroy(e);
@@ -291,7 +293,7 @@ void sim_flit_reset(sim_flit_engine *e) {
     ivc_t *q = &e->ivc[i];
     q->head = q->count = 0;
     q->out_port = q->out_vc = -1;
-    q->vc_class = 2;
+    e->ivc_class[i] = 2;
   }
   memset(e->in_vcmask, 0, sizeof *e->in_vcmask * (size_t)e->nIP);
   for (int i = 0; i < e->nIP; i++) e->in_ready[i] = e->all_vcs;
@@ -573,7 +575,7 @@ static inline void grant(sim_flit_engine *e, int r, int ip, int v, int po, int64
     e->in_vcmask[ipg] &= ~(1u << v);
     if (!e->in_vcmask[ipg]) e->in_busy[r] &= ~(1u << ip);
   }
-  e->in_rr[ipg] = (uint8_t)(v + 1 == V ? 0 : v + 1);
+  e->in_rr[ipg] = (uint16_t)(v + 1 == V ? 0 : v + 1);
   e->st.flit_hops++;
   e->last_progress = now;
 }
@@ -628,15 +630,15 @@ static void links_step(sim_flit_engine *e, int r, int64_t now) {
 
 /* Route computation and VC allocation for the head at the front of q; returns
  * 1 when the packet holds an output VC afterwards. */
-static inline int route_and_allocate(sim_flit_engine *e, int r, ivc_t *q, int pk) {
+static inline int route_and_allocate(sim_flit_engine *e, int r, int iv, ivc_t *q, int pk) {
   if (q->out_port < 0) {
     int cls;
-    q->out_port = (int8_t)sim_route(&e->rf, r, e->pkt_src[pk], e->pkt_dst[pk], &cls);
-    q->vc_class = (uint8_t)(cls < 0 ? 2 : cls);
+    q->out_port = (int16_t)sim_route(&e->rf, r, e->pkt_src[pk], e->pkt_dst[pk], &cls);
+    e->ivc_class[iv] = (uint16_t)(cls < 0 ? 2 : cls);
   }
   int opi = r * e->P + q->out_port;
   oport_t *o = &e->op[opi];
-  uint32_t cand = o->free_vcs & e->class_mask[q->vc_class];
+  uint32_t cand = o->free_vcs & e->class_mask[e->ivc_class[iv]];
   if (!cand) return 0;
   int ov;
   if (e->vct) {
@@ -655,7 +657,7 @@ static inline int route_and_allocate(sim_flit_engine *e, int r, ivc_t *q, int pk
     ov = sim_ctz32(cand);
   }
   o->free_vcs &= ~(1u << ov);
-  q->out_vc = (int8_t)ov;
+  q->out_vc = (int16_t)ov;
   return 1;
 }
 
@@ -663,7 +665,7 @@ static inline int route_and_allocate(sim_flit_engine *e, int r, ivc_t *q, int pk
 static void switch_step(sim_flit_engine *e, int r, int64_t now) {
   const int P = e->P, V = e->V;
   uint32_t out_req[32];
-  int8_t req_vc[32];
+  int req_vc[32];
   for (int round = 0; round < e->fpc; round++) {
     uint32_t im = e->in_busy[r];
     if (!im) return;
@@ -685,7 +687,7 @@ static void switch_step(sim_flit_engine *e, int r, int64_t now) {
         int iv = ipg * V + v;
         ivc_t *q = &e->ivc[iv];
         if (q->front_ready > now) continue;
-        if (q->out_vc < 0 && !route_and_allocate(e, r, q, PKT_OF(q->front_word))) continue;
+        if (q->out_vc < 0 && !route_and_allocate(e, r, iv, q, PKT_OF(q->front_word))) continue;
         int opi = r * P + q->out_port;
         size_t ovi = (size_t)opi * V + q->out_vc;
         if (e->credits[ovi] <= 0) {
@@ -699,7 +701,7 @@ static void switch_step(sim_flit_engine *e, int r, int64_t now) {
         if (!(outs >> po & 1)) out_req[po] = 0;
         outs |= 1u << po;
         out_req[po] |= 1u << ip;
-        req_vc[ip] = (int8_t)v;
+        req_vc[ip] = v;
         break;
       }
     }
