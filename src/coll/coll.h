@@ -1,0 +1,48 @@
+/* coll: collective algorithms on a node team.
+ *
+ * Owns: each collective as a small named function over the lanes, chosen by
+ * the planner. Sizes are bytes, or element counts with a core_type. A NULL
+ * send buffer (or, for scatter, receive buffer) means "in place", with MPI's
+ * meaning for that collective. Results never depend on timing: reductions run
+ * in rank order.
+ *
+ * May call: core, lanes, planner. Never MPI. */
+#ifndef SHOAL_COLL_H
+#define SHOAL_COLL_H
+
+#include <stddef.h>
+
+#include "coll_team.h"
+#include "core.h"
+
+void coll_barrier(coll_team *t);
+void coll_bcast(coll_team *t, void *buf, size_t bytes, int root);
+
+/* sbuf == NULL at the root: the root's input is in rbuf. rbuf only at root. */
+void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op, int root);
+/* sbuf == NULL: the input is in rbuf. */
+void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op);
+/* count elements per rank; sbuf == NULL: the n*count input is in rbuf. */
+void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
+                               core_op op);
+
+/* sbuf == NULL at the root: its block is already at rbuf + root * bytes. */
+void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);
+/* rbytes/roffs: per-rank sizes and byte offsets in rbuf, read at the root only.
+ * sbuf == NULL at the root: its block is already in place. */
+void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
+                  const size_t *roffs, int root);
+/* sbuf == NULL: my block is already at rbuf + me * bytes. */
+void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf);
+void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
+                     const size_t *roffs);
+/* rbuf == NULL at the root: it keeps its block in sbuf. */
+void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);
+void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
+                   size_t rbytes, int root);
+/* sbuf == NULL: the send blocks are in rbuf and are replaced. */
+void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf);
+void coll_alltoallv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
+                    const size_t *rbytes, const size_t *roffs);
+
+#endif

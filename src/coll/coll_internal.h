@@ -1,0 +1,49 @@
+/* Shared by the algorithm files of src/coll; not part of the layer's API. */
+#ifndef SHOAL_COLL_INTERNAL_H
+#define SHOAL_COLL_INTERNAL_H
+
+#include "coll.h"
+#include "plan.h"
+
+/* Asks the planner, and logs the decision once under SHOAL_VERBOSE. */
+plan_choice coll_plan(coll_team *t, core_coll coll, size_t bytes);
+
+/* One exposed buffer of this rank. */
+typedef struct coll_out {
+    int slot;
+    const void *buf;
+    size_t len;
+} coll_out;
+
+/* One transfer this rank makes: fetch bytes [off, off+len) of peer's slot into
+ * buf, or with push put buf there. */
+typedef struct coll_xfer {
+    int peer;
+    int slot;
+    size_t off;
+    void *buf;
+    size_t len;
+} coll_xfer;
+
+typedef struct coll_moves {
+    const coll_out *out;
+    int nout;
+    const coll_xfer *xfer;
+    int nxfer;
+    bool push;       /* xfer entries are puts (single-copy lanes only) */
+    int max_out;     /* most slots any rank exposes: alike on every rank */
+    size_t max_len;  /* longest slot any rank exposes: alike on every rank */
+    int only_peer;   /* the one peer that touches my exposures, or -1: any */
+} coll_moves;
+
+/* Runs the moves; on windowed lanes in as many rounds as max_len needs. */
+void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
+/* The same when max_len is known to no rank: the sizes travel first, with
+ * the data where it is small (see plan_choice.eager_limit). */
+void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m);
+
+/* Buffers for the out and xfer lists, n + 1 entries each. */
+coll_out *coll_outs(coll_team *t);
+coll_xfer *coll_xfers(coll_team *t);
+
+#endif

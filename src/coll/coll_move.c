@@ -1,0 +1,371 @@
+/* The data-movement engine, and the collectives that only move bytes. */
+#include <string.h>
+
+#include "coll_internal.h"
+
+coll_out *coll_outs(coll_team *t) { return t->outs; }
+coll_xfer *coll_xfers(coll_team *t) { return t->xfers; }
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Slot holding a rank's header in coll_move_v: {fits, longest slot}. */
+static int header_slot(const coll_team *t) { return t->lane.nslots - 1; }
+
+/* Transfers the part of each xfer that lies in [lo, hi) of its slot; the
+ * slot's bytes from lo on are what the owner exposed this round. */
+static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, size_t lo, size_t hi,
+                      uint64_t exposed)
+{
+    for (int i = 0; i < m->nxfer; i++) {
+        const coll_xfer *x = &m->xfer[i];
+        size_t a = max_size(x->off, lo), b = min_size(x->off + x->len, hi);
+        if (a >= b)
+            continue;
+        coll_wait(t, x->peer, exposed);
+        char *local = (char *)x->buf + (a - x->off);
+        if (m->push)
+            lane->put(&t->lane, x->peer, x->slot, a - lo, local, b - a);
+        else
+            lane->fetch(&t->lane, x->peer, x->slot, a - lo, local, b - a);
+    }
+}
+
+/* Single-copy lanes: the owner's buffers stay in use until its readers
+ * (or writers) are done. */
+static void outwait_peers(coll_team *t, const lane_ops *lane, const coll_moves *m, uint64_t done)
+{
+    if (!lane->single_copy || m->nout == 0)
+        return;
+    if (m->only_peer >= 0)
+        coll_wait(t, m->only_peer, done);
+    else
+        coll_wait_all(t, done);
+}
+
+void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
+{
+    size_t window = lane->window(&t->lane);
+    size_t chunk = SIZE_MAX;
+    size_t rounds = 1;
+    if (window != SIZE_MAX) {
+        chunk = window / (size_t)(m->max_out > 0 ? m->max_out : 1) / CORE_CACHELINE * CORE_CACHELINE;
+        if (m->max_len > chunk)
+            rounds = (m->max_len + chunk - 1) / chunk;
+    }
+    uint64_t done = 0;
+    for (size_t r = 0; r < rounds; r++) {
+        size_t lo = r * (chunk == SIZE_MAX ? 0 : chunk);
+        size_t hi = chunk == SIZE_MAX ? SIZE_MAX : lo + chunk;
+        coll_round_begin(t, m->nout > 0);
+        for (int i = 0; i < m->nout; i++) {
+            const coll_out *o = &m->out[i];
+            size_t part = o->len > lo ? min_size(o->len - lo, hi - lo) : 0;
+            lane->expose(&t->lane, o->slot, part ? (const char *)o->buf + lo : o->buf, part);
+        }
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        run_xfers(t, lane, m, lo, hi, exposed);
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    outwait_peers(t, lane, m, done);
+}
+
+void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m)
+{
+    if (ch->lane->single_copy) {
+        coll_move(t, ch->lane, m);
+        return;
+    }
+    /* Header round: every rank publishes its longest slot and, when all of
+     * its data is small, the data itself. */
+    size_t need = 0, longest = 0;
+    for (int i = 0; i < m->nout; i++) {
+        need += core_align_up(m->out[i].len, CORE_CACHELINE);
+        longest = max_size(longest, m->out[i].len);
+    }
+    bool eager = need + CORE_CACHELINE <= min_size(ch->eager_limit, ch->lane->window(&t->lane));
+    coll_round_begin(t, true);
+    if (eager)
+        for (int i = 0; i < m->nout; i++)
+            ch->lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
+    lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
+    hdr->addr = eager;
+    hdr->len = longest;
+    uint64_t exposed = coll_next_epoch(t);
+    coll_post(t, exposed);
+    coll_wait_all(t, exposed);
+
+    bool all_eager = true;
+    size_t max_len = 0;
+    for (int p = 0; p < t->n; p++) {
+        const lane_slot *h = lane_slot_at(&t->lane, p, header_slot(t));
+        all_eager = all_eager && h->addr;
+        max_len = max_size(max_len, h->len);
+    }
+    if (all_eager)
+        run_xfers(t, ch->lane, m, 0, SIZE_MAX, exposed);
+    uint64_t done = coll_next_epoch(t);
+    coll_post(t, done);
+    coll_round_end(t, done);
+    if (all_eager)
+        return;
+
+    coll_moves sized = *m;
+    sized.max_len = max_len;
+    coll_move(t, ch->large_lane, &sized);
+}
+
+/* ---- bcast: a k-ary tree; fanout n-1 is the flat algorithm ---- */
+
+void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
+{
+    if (bytes == 0 || t->n == 1)
+        return;
+    plan_choice ch = coll_plan(t, CORE_COLL_BCAST, bytes);
+    int n = t->n, k = ch.algo == PLAN_BCAST_FLAT ? n - 1 : ch.fanout;
+    int rel = (t->me - root + n) % n;
+    int parent = rel ? ((rel - 1) / k + root) % n : -1;
+    int first_child = rel * k + 1;
+    bool has_children = first_child < n;
+    const lane_ops *lane = ch.lane;
+
+    size_t window = lane->window(&t->lane);
+    size_t chunk = lane->single_copy ? (k >= n - 1 ? bytes : ch.chunk) : min_size(window, ch.chunk);
+    size_t nchunks = (bytes + chunk - 1) / chunk;
+    uint64_t base = t->epoch;
+
+    if (lane->single_copy) {
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, buf, bytes);
+        if (parent < 0) {
+            coll_post(t, base + nchunks);
+        } else {
+            for (size_t c = 0; c < nchunks; c++) {
+                size_t off = c * chunk, len = min_size(chunk, bytes - off);
+                coll_wait(t, parent, base + 1 + c);
+                lane->fetch(&t->lane, parent, 0, off, (char *)buf + off, len);
+                coll_post(t, base + 1 + c);
+            }
+        }
+        t->epoch = base + nchunks;
+        coll_round_end(t, t->epoch);
+        for (int c = first_child; c < n && c < first_child + k; c++)
+            coll_wait(t, (c + root) % n, t->epoch);
+        return;
+    }
+
+    for (size_t c = 0; c < nchunks; c++) {
+        size_t off = c * chunk, len = min_size(chunk, bytes - off);
+        uint64_t e = base + 1 + c;
+        coll_round_begin(t, has_children);
+        if (parent >= 0) {
+            coll_wait(t, parent, e);
+            lane->fetch(&t->lane, parent, 0, 0, (char *)buf + off, len);
+        }
+        if (has_children)
+            lane->expose(&t->lane, 0, (char *)buf + off, len);
+        coll_post(t, e);
+        coll_round_end(t, e);
+    }
+    t->epoch = base + nchunks;
+}
+
+/* ---- gather / gatherv ---- */
+
+static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
+                          const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
+{
+    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    int n = t->n, me = t->me;
+    bool v = coll == CORE_COLL_GATHERV;
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .only_peer = -1};
+
+    if (me == root && sbuf && rbytes[me])
+        memcpy((char *)rbuf + roffs[me], sbuf, rbytes[me]);
+
+    if (ch.algo == PLAN_MOVE_PUSH && !v) {
+        /* The root exposes one slot per rank's place; every rank writes its own. */
+        m.push = true;
+        m.max_out = n;
+        if (me == root) {
+            for (int p = 0; p < n; p++)
+                out[m.nout++] = (coll_out){p, (char *)rbuf + roffs[p], rbytes[p]};
+        } else if (sbytes) {
+            xf[m.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, sbytes};
+        }
+    } else {
+        if (me == root) {
+            for (int p = 0; p < n; p++)
+                if (p != root && rbytes[p])
+                    xf[m.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
+        } else {
+            out[m.nout++] = (coll_out){0, sbuf, sbytes};
+            m.only_peer = root;
+        }
+    }
+    if (v) {
+        coll_move_v(t, &ch, &m);
+    } else {
+        m.max_len = plan_bytes;
+        coll_move(t, ch.lane, &m);
+    }
+}
+
+void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root)
+{
+    if (bytes == 0)
+        return;
+    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t));
+    size_t *offs = sizes + t->n;
+    for (int p = 0; p < t->n; p++) {
+        sizes[p] = bytes;
+        offs[p] = (size_t)p * bytes;
+    }
+    gather_common(t, CORE_COLL_GATHER, sbuf, bytes, rbuf, sizes, offs, root, bytes);
+}
+
+void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
+                  const size_t *roffs, int root)
+{
+    /* Sizes differ per rank and only the root knows them all: the planner
+     * sees what this rank sends, and the engine agrees on rounds itself. */
+    gather_common(t, CORE_COLL_GATHERV, sbuf, sbytes, rbuf, rbytes, roffs, root, 0);
+}
+
+/* ---- allgather / allgatherv ---- */
+
+void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
+                     const size_t *roffs)
+{
+    int n = t->n, me = t->me;
+    size_t longest = 0;
+    for (int p = 0; p < n; p++)
+        longest = max_size(longest, rbytes[p]);
+    if (longest == 0)
+        return;
+    plan_choice ch = coll_plan(t, CORE_COLL_ALLGATHERV, longest);
+    if (sbuf && sbytes)
+        memcpy((char *)rbuf + roffs[me], sbuf, sbytes);
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};
+    out[0] = (coll_out){0, (char *)rbuf + roffs[me], rbytes[me]};
+    for (int i = 1; i < n; i++) {
+        int p = (me + i) % n;
+        if (rbytes[p])
+            xf[m.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
+    }
+    coll_move(t, ch.lane, &m);
+}
+
+void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
+{
+    if (bytes == 0)
+        return;
+    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t));
+    size_t *offs = sizes + t->n;
+    for (int p = 0; p < t->n; p++) {
+        sizes[p] = bytes;
+        offs[p] = (size_t)p * bytes;
+    }
+    coll_allgatherv(t, sbuf, bytes, rbuf, sizes, offs);
+}
+
+/* ---- scatter / scatterv ---- */
+
+static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes,
+                           const size_t *soffs, void *rbuf, size_t rbytes, int root, size_t plan_bytes)
+{
+    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    int n = t->n, me = t->me;
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
+    if (me == root) {
+        if (rbuf && sbytes[me])
+            memcpy(rbuf, (const char *)sbuf + soffs[me], sbytes[me]);
+        for (int p = 0; p < n; p++)
+            out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+    } else if (rbytes) {
+        xf[m.nxfer++] = (coll_xfer){root, me, 0, rbuf, rbytes};
+    }
+    if (coll == CORE_COLL_SCATTERV)
+        coll_move_v(t, &ch, &m);
+    else
+        coll_move(t, ch.lane, &m);
+}
+
+void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root)
+{
+    if (bytes == 0)
+        return;
+    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t));
+    size_t *offs = sizes + t->n;
+    for (int p = 0; p < t->n; p++) {
+        sizes[p] = bytes;
+        offs[p] = (size_t)p * bytes;
+    }
+    scatter_common(t, CORE_COLL_SCATTER, sbuf, sizes, offs, rbuf, bytes, root, bytes);
+}
+
+void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
+                   size_t rbytes, int root)
+{
+    scatter_common(t, CORE_COLL_SCATTERV, sbuf, sbytes, soffs, rbuf, rbytes, root, 0);
+}
+
+/* ---- alltoall / alltoallv ---- */
+
+static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes,
+                            const size_t *soffs, void *rbuf, const size_t *rbytes, const size_t *roffs,
+                            size_t plan_bytes)
+{
+    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    int n = t->n, me = t->me;
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
+    if (rbytes[me])
+        memcpy((char *)rbuf + roffs[me], (const char *)sbuf + soffs[me], rbytes[me]);
+    for (int i = 0; i < n; i++) {
+        int p = (me + i) % n;
+        out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+        if (p != me && rbytes[p])
+            xf[m.nxfer++] = (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};
+    }
+    if (coll == CORE_COLL_ALLTOALLV)
+        coll_move_v(t, &ch, &m);
+    else
+        coll_move(t, ch.lane, &m);
+}
+
+void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
+{
+    if (bytes == 0)
+        return;
+    size_t total = bytes * (size_t)t->n;
+    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t) + (sbuf ? 0 : total));
+    size_t *offs = sizes + t->n;
+    if (!sbuf) {
+        /* In place: peers read my blocks while I overwrite them; send a copy. */
+        void *copy = offs + t->n;
+        memcpy(copy, rbuf, total);
+        sbuf = copy;
+    }
+    for (int p = 0; p < t->n; p++) {
+        sizes[p] = bytes;
+        offs[p] = (size_t)p * bytes;
+    }
+    alltoall_common(t, CORE_COLL_ALLTOALL, sbuf, sizes, offs, rbuf, sizes, offs, bytes);
+}
+
+void coll_alltoallv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
+                    const size_t *rbytes, const size_t *roffs)
+{
+    alltoall_common(t, CORE_COLL_ALLTOALLV, sbuf, sbytes, soffs, rbuf, rbytes, roffs, 0);
+}

@@ -1,0 +1,334 @@
+/* Reductions: reduce, allreduce, reduce_scatter_block. Every element is
+ * combined in rank order, ((x0 op x1) op x2) ... (the tree variant in a fixed
+ * grouping of rank ranges), so results never depend on timing. */
+#include <string.h>
+
+#include "coll_internal.h"
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* out[0, count) = in_0 op in_1 op ... op in_{n-1}, where in_j is rank j's
+ * slot `slot` from byte offset `off`. Works block by block so the inputs
+ * stay in cache, and writes each element of out once. */
+static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
+                         core_reduce_fn fn, void *out)
+{
+    size_t per = PLAN_REDUCE_BLOCK / esize;
+    char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
+    for (size_t done = 0; done < count; done += per) {
+        size_t k = min_size(per, count - done), bytes = k * esize, o = off + done * esize;
+        char *dst_final = (char *)out + done * esize;
+        const void *a = lane->view(&t->lane, 0, slot, o, bytes, sa);
+        if (t->n == 1) {
+            if (a != dst_final)
+                memmove(dst_final, a, bytes);
+            continue;
+        }
+        for (int j = 1; j < t->n; j++) {
+            const void *b = lane->view(&t->lane, j, slot, o, bytes, sb);
+            void *dst = j == t->n - 1 ? dst_final : acc;
+            fn(dst, a, b, k);
+            a = dst;
+        }
+    }
+}
+
+/* Elements per round on a lane: everything on single-copy lanes, else what
+ * fits the window when each rank exposes `pieces` buffers of that many
+ * elements plus `extra` bytes. */
+static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, size_t esize, size_t pieces,
+                             size_t extra)
+{
+    size_t window = lane->window(&t->lane);
+    if (window == SIZE_MAX)
+        return count ? count : 1;
+    size_t usable = window > extra + pieces * CORE_CACHELINE ? window - extra - pieces * CORE_CACHELINE : 0;
+    size_t per = usable / pieces / esize;
+    return per ? per : 1;
+}
+
+/* ---- allreduce ---- */
+
+/* Every rank reduces every input: one synchronisation, n-fold reading. */
+static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                           size_t esize, core_reduce_fn fn)
+{
+    if (lane->single_copy && src == dst) {
+        /* Peers read my input while I write my result over it: send a copy. */
+        char *copy = coll_temp(t, count * esize);
+        memcpy(copy, src, count * esize);
+        src = copy;
+    }
+    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base);
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, src + base * esize, k * esize);
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+        reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize);
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    if (lane->single_copy)
+        coll_wait_all(t, done);
+}
+
+/* Reduce-scatter then allgather: rank i reduces slice i of every input and
+ * the others copy it; every element is reduced once and written once per rank. */
+static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                             size_t esize, core_reduce_fn fn)
+{
+    int n = t->n, me = t->me;
+    /* A round exposes its chunk of input plus this rank's slice of it. */
+    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    if (!lane->single_copy)
+        per = per * (size_t)n / (size_t)(n + 1);
+    if (per == 0)
+        per = 1;
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base);
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, src + base * esize, k * esize);
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+
+        size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1);
+        char *mine = dst + (base + lo) * esize;
+        reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine);
+        lane->expose(&t->lane, 1, mine, (hi - lo) * esize);
+        uint64_t reduced = coll_next_epoch(t);
+        coll_post(t, reduced);
+
+        for (int i = 1; i < n; i++) {
+            int p = (me + i) % n;
+            size_t plo = coll_slice_lo(k, n, p), phi = coll_slice_lo(k, n, p + 1);
+            coll_wait(t, p, reduced);
+            lane->fetch(&t->lane, p, 1, 0, dst + (base + plo) * esize, (phi - plo) * esize);
+        }
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    if (lane->single_copy)
+        coll_wait_all(t, done);
+}
+
+void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op)
+{
+    size_t esize = core_type_size(type);
+    core_reduce_fn fn = core_reduce_kernel(type, op);
+    if (count == 0)
+        return;
+    const char *src = sbuf ? sbuf : rbuf;
+    if (t->n == 1) {
+        if (src != rbuf)
+            memcpy(rbuf, src, count * esize);
+        return;
+    }
+    plan_choice ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
+    if (ch.algo == PLAN_ALLREDUCE_FLAT)
+        allreduce_flat(t, ch.lane, src, rbuf, count, esize, fn);
+    else
+        allreduce_sliced(t, ch.lane, src, rbuf, count, esize, fn);
+}
+
+/* ---- reduce ---- */
+
+/* The root reduces every input. */
+static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                        size_t esize, core_reduce_fn fn, int root)
+{
+    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base);
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, src + base * esize, k * esize);
+        uint64_t exposed = coll_next_epoch(t);
+        done = coll_next_epoch(t);
+        if (t->me == root) {
+            coll_post(t, exposed);
+            coll_wait_all(t, exposed);
+            reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize);
+        }
+        /* Non-roots read nothing: exposed and done at once. */
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    if (lane->single_copy && t->me != root)
+        coll_wait(t, root, done);
+}
+
+/* Binomial tree over contiguous rank ranges, rooted at rank 0: rank r
+ * combines its input with the partial results of r+1, r+2, r+4, ... (the
+ * ranges [r+1], [r+2, r+4), [r+4, r+8) ...), in that order, and exposes the
+ * result to its parent r - lowbit(r). A root other than 0 fetches rank 0's. */
+static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                        size_t esize, core_reduce_fn fn, int root)
+{
+    int n = t->n, me = t->me;
+    int span = me ? me & -me : n; /* my range is [me, me + span) */
+    bool has_children = me + 1 < n && span > 1;
+    bool exposes = me != 0 || root != 0;
+    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    char *partial = has_children ? coll_temp(t, min_size(per, count) * esize) : NULL;
+    size_t block = PLAN_REDUCE_BLOCK / esize * esize;
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base), bytes = k * esize;
+        const char *mine = src + base * esize;
+        uint64_t ready = t->epoch + 1;
+        coll_round_begin(t, exposes);
+        if (has_children) {
+            /* Rank 0 as the root writes straight into the result. */
+            char *acc = me == root ? dst + base * esize : partial;
+            for (int step = 1; step < span && me + step < n; step <<= 1) {
+                int child = me + step;
+                coll_wait(t, child, ready);
+                for (size_t off = 0; off < bytes; off += block) {
+                    size_t len = min_size(block, bytes - off);
+                    const void *b = lane->view(&t->lane, child, 0, off, len, t->block[2]);
+                    fn(acc + off, step == 1 ? mine + off : acc + off, b, len / esize);
+                }
+            }
+            mine = acc;
+        }
+        if (exposes)
+            lane->expose(&t->lane, 0, mine, bytes);
+        coll_post(t, coll_next_epoch(t));
+        if (me == root && root != 0) {
+            coll_wait(t, 0, ready);
+            lane->fetch(&t->lane, 0, 0, 0, dst + base * esize, bytes);
+        }
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    /* Whoever reads my exposure (my parent; for rank 0 the root) must be done. */
+    if (lane->single_copy && exposes)
+        coll_wait(t, me ? me - (me & -me) : root, done);
+}
+
+/* Each rank reduces one slice of the vector; the root collects the slices,
+ * by putting them into its buffer on lanes that can, else by reading them. */
+static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                          size_t esize, core_reduce_fn fn, int root)
+{
+    int n = t->n, me = t->me;
+    bool push = lane->put != NULL;
+    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    if (!lane->single_copy)
+        per = per * (size_t)n / (size_t)(n + 1);
+    if (per == 0)
+        per = 1;
+    char *slice_buf = me == root ? NULL : coll_temp(t, (min_size(per, count) / (size_t)n + 1) * esize);
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base);
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, src + base * esize, k * esize);
+        if (push && me == root)
+            lane->expose(&t->lane, 1, dst + base * esize, k * esize);
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+
+        size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1), bytes = (hi - lo) * esize;
+        char *mine = me == root ? dst + (base + lo) * esize : slice_buf;
+        reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine);
+        if (me != root) {
+            if (push)
+                lane->put(&t->lane, root, 1, lo * esize, mine, bytes);
+            else
+                lane->expose(&t->lane, 1, mine, bytes);
+        }
+        uint64_t reduced = coll_next_epoch(t);
+        coll_post(t, reduced);
+        if (me == root && !push) {
+            for (int p = 0; p < n; p++) {
+                if (p == root)
+                    continue;
+                size_t plo = coll_slice_lo(k, n, p), phi = coll_slice_lo(k, n, p + 1);
+                coll_wait(t, p, reduced);
+                lane->fetch(&t->lane, p, 1, 0, dst + (base + plo) * esize, (phi - plo) * esize);
+            }
+        }
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    /* Everyone read everyone's input; the root also received every slice. */
+    if (lane->single_copy)
+        coll_wait_all(t, push ? done - 1 : done);
+}
+
+void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op, int root)
+{
+    size_t esize = core_type_size(type);
+    core_reduce_fn fn = core_reduce_kernel(type, op);
+    if (count == 0)
+        return;
+    const char *src = sbuf ? sbuf : rbuf;
+    if (t->n == 1) {
+        if (src != rbuf)
+            memcpy(rbuf, src, count * esize);
+        return;
+    }
+    plan_choice ch = coll_plan(t, CORE_COLL_REDUCE, count * esize);
+    if (ch.algo == PLAN_REDUCE_FLAT)
+        reduce_flat(t, ch.lane, src, rbuf, count, esize, fn, root);
+    else if (ch.algo == PLAN_REDUCE_TREE)
+        reduce_tree(t, ch.lane, src, rbuf, count, esize, fn, root);
+    else
+        reduce_sliced(t, ch.lane, src, rbuf, count, esize, fn, root);
+}
+
+/* ---- reduce_scatter_block ---- */
+
+/* Rank i reduces block i of every input. */
+void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
+                               core_op op)
+{
+    int n = t->n, me = t->me;
+    size_t esize = core_type_size(type);
+    core_reduce_fn fn = core_reduce_kernel(type, op);
+    if (count == 0)
+        return;
+    const char *src = sbuf ? sbuf : rbuf;
+    if (n == 1) {
+        if (src != rbuf)
+            memcpy(rbuf, src, count * esize);
+        return;
+    }
+    plan_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
+    const lane_ops *lane = ch.lane;
+    /* In place on a single-copy lane, peers read block 0 of my buffer while
+     * I would write my result there: reduce into a temporary first. */
+    bool deferred = lane->single_copy && src == rbuf;
+    char *out = deferred ? coll_temp(t, count * esize) : rbuf;
+    size_t per = round_elements(t, lane, count, esize, (size_t)n, 0);
+    uint64_t done = 0;
+    for (size_t base = 0; base < count; base += per) {
+        size_t k = min_size(per, count - base);
+        coll_round_begin(t, true);
+        for (int b = 0; b < n; b++)
+            lane->expose(&t->lane, b, src + ((size_t)b * count + base) * esize, k * esize);
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+        reduce_ranks(t, lane, me, 0, k, esize, fn, out + base * esize);
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    if (lane->single_copy)
+        coll_wait_all(t, done);
+    if (deferred)
+        memcpy(rbuf, out, count * esize);
+}

@@ -1,0 +1,190 @@
+#include "coll_team.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll_internal.h"
+
+#define SEGMENT_MAGIC 0x676573206c616f68ull /* "hoal seg" */
+#define SEGMENT_VERSION 1
+#define PAGE 4096
+/* Staging per rank and round parity when SHOAL_SHM_SIZE is not set. */
+#define DEFAULT_STAGE_SIZE (256 * 1024)
+
+typedef struct segment_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t n;
+    uint64_t stage_size;
+    uint64_t total;
+} segment_header;
+
+typedef struct layout {
+    size_t flags, info, slots, staging, stage_stride, total;
+    int nslots;
+} layout;
+
+static layout layout_for(int n, size_t stage_size)
+{
+    layout l;
+    l.nslots = n + 2;
+    l.flags = PAGE;
+    l.info = l.flags + (size_t)n * sizeof(core_flag);
+    l.slots = core_align_up(l.info + (size_t)n * sizeof(coll_rank_info), CORE_FLAG_STRIDE);
+    l.staging = core_align_up(l.slots + (size_t)n * 2 * (size_t)l.nslots * sizeof(lane_slot), PAGE);
+    l.stage_stride = core_align_up(stage_size, PAGE);
+    l.total = l.staging + (size_t)n * 2 * l.stage_stride;
+    return l;
+}
+
+/* The smallest staging that still holds one cache line per peer (alltoall
+ * through the cells lane exposes n pieces per round). */
+static size_t min_stage_size(int n) { return core_align_up((size_t)(n + 2) * 2 * CORE_CACHELINE, PAGE); }
+
+size_t coll_segment_size(int n, size_t shm_size)
+{
+    size_t stage = DEFAULT_STAGE_SIZE;
+    if (shm_size) {
+        size_t fixed = layout_for(n, 0).total;
+        stage = shm_size > fixed ? (shm_size - fixed) / (2 * (size_t)n) / PAGE * PAGE : 0;
+        if (stage < min_stage_size(n)) {
+            core_log_warn_once("SHOAL_SHM_SIZE=%zu is too small for %d ranks; using %zu bytes", shm_size, n,
+                               layout_for(n, min_stage_size(n)).total);
+            stage = min_stage_size(n);
+        }
+    }
+    if (stage < min_stage_size(n))
+        stage = min_stage_size(n);
+    return layout_for(n, stage).total;
+}
+
+void coll_segment_format(void *base, size_t size, int n)
+{
+    segment_header *h = base;
+    size_t fixed = layout_for(n, 0).total;
+    memset(base, 0, layout_for(n, 0).staging);
+    h->magic = SEGMENT_MAGIC;
+    h->version = SEGMENT_VERSION;
+    h->n = (uint32_t)n;
+    h->stage_size = (size - fixed) / (2 * (size_t)n) / PAGE * PAGE;
+    h->total = size;
+}
+
+void coll_wait_all(coll_team *t, uint64_t e)
+{
+    for (int i = 1; i < t->n; i++)
+        coll_wait(t, (t->me + i) % t->n, e);
+}
+
+void coll_round_begin(coll_team *t, bool exposing)
+{
+    int parity = (int)(t->round & 1);
+    if (exposing && t->reuse_epoch[parity])
+        coll_wait_all(t, t->reuse_epoch[parity]);
+    lane_begin_round(&t->lane, parity);
+}
+
+void *coll_temp(coll_team *t, size_t size)
+{
+    if (size > t->temp_size) {
+        free(t->temp);
+        size = core_align_up(size, PAGE);
+        if (posix_memalign(&t->temp, PAGE, size))
+            core_fatal("out of memory for a %zu-byte temporary buffer", size);
+        t->temp_size = size;
+    }
+    return t->temp;
+}
+
+int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
+                   bool try_cma)
+{
+    memset(t, 0, sizeof *t);
+    const segment_header *h = seg->base;
+    if (h->magic != SEGMENT_MAGIC || h->version != SEGMENT_VERSION || h->n != (uint32_t)n || h->total != seg->size)
+        return -1;
+    layout l = layout_for(n, h->stage_size);
+    if (l.total > seg->size)
+        return -1;
+
+    t->n = n;
+    t->me = me;
+    t->seg = *seg;
+    char *base = seg->base;
+    t->flags = (core_flag *)(base + l.flags);
+    t->info = (coll_rank_info *)(base + l.info);
+    t->wait = core_wait_policy_for(node_ranks, node_cores);
+    t->doing = "communicator setup";
+    t->pids = calloc((size_t)n, sizeof *t->pids);
+    for (int i = 0; i < 3; i++)
+        if (posix_memalign((void **)&t->block[i], CORE_CACHELINE, PLAN_REDUCE_BLOCK))
+            t->block[i] = NULL;
+    t->outs = calloc((size_t)n + 1, sizeof *t->outs);
+    t->xfers = calloc((size_t)n + 1, sizeof *t->xfers);
+    if (!t->pids || !t->outs || !t->xfers || !t->block[0] || !t->block[1] || !t->block[2]) {
+        coll_team_close(t);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        t->pids[i] = 0; /* unknown until the first synchronisation */
+
+    t->lane = (lane_ctx){
+        .n = n,
+        .me = me,
+        .pids = t->pids,
+        .slots = (lane_slot *)(base + l.slots),
+        .nslots = l.nslots,
+        .staging = base + l.staging,
+        .stage_stride = l.stage_stride,
+        .stage_size = h->stage_size,
+    };
+
+    /* Epoch 1: everyone has published its pid and probe word. */
+    core_random_bytes(&t->probe_word, sizeof t->probe_word);
+    coll_rank_info *mine = &t->info[me];
+    mine->pid = (int32_t)getpid();
+    mine->probe_addr = (uint64_t)(uintptr_t)&t->probe_word;
+    mine->probe_value = t->probe_word;
+    coll_post(t, coll_next_epoch(t));
+    coll_wait_all(t, t->epoch);
+    for (int i = 0; i < n; i++)
+        t->pids[i] = t->info[i].pid;
+
+    /* Epoch 2: everyone has tried to read every peer with CMA. */
+    int err = try_cma ? 0 : EPERM;
+    for (int i = 1; i < n && !err; i++) {
+        int p = (me + i) % n;
+        err = lane_cma_probe(t->pids[p], (const void *)(uintptr_t)t->info[p].probe_addr, t->info[p].probe_value);
+    }
+    mine->cma_errno = err;
+    coll_post(t, coll_next_epoch(t));
+    coll_wait_all(t, t->epoch);
+    t->cma_usable = true;
+    for (int i = 0; i < n; i++)
+        if (t->info[i].cma_errno) {
+            t->cma_usable = false;
+            if (try_cma && n > 1)
+                core_log_warn_once("single copy (process_vm_readv) refused between local ranks (%s); "
+                                   "large messages are copied through shared memory instead",
+                                   strerror(t->info[i].cma_errno));
+            break;
+        }
+    if (n == 1)
+        t->cma_usable = try_cma;
+    t->doing = NULL;
+    return 0;
+}
+
+void coll_team_close(coll_team *t)
+{
+    for (int i = 0; i < 3; i++)
+        free(t->block[i]);
+    free(t->temp);
+    free(t->pids);
+    free(t->outs);
+    free(t->xfers);
+    core_segment_release(&t->seg);
+    memset(t, 0, sizeof *t);
+}

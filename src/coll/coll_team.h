@@ -1,0 +1,107 @@
+/* coll_team: the ranks of one node-local group and the segment they share.
+ *
+ * Segment layout (computed alike by every rank from n and the staging size):
+ *   header | flags [n] | rank info [n] | slot tables [n][2][n+2] | staging [n][2]
+ *
+ * Synchronisation is by epochs: every rank owns one flag and posts growing
+ * epoch numbers on it. Every algorithm consumes the same number of epochs on
+ * every rank (it depends only on what all ranks know alike), so "rank p has
+ * reached epoch e" means the same step everywhere. A post means "everything I
+ * do up to this step is done"; a wait is "until that rank's flag >= e".
+ *
+ * Rounds alternate between two parities of staging areas and slot tables.
+ * A rank that exposes data in a round first waits until every peer is done
+ * with what it exposed two rounds before (coll_round_begin).
+ *
+ * May call: core, lanes, planner. Never MPI: the MPI layer creates the
+ * segment, shares its name, and hands it to coll_team_open. */
+#ifndef SHOAL_COLL_TEAM_H
+#define SHOAL_COLL_TEAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "lane.h"
+
+typedef struct coll_rank_info {
+    int32_t pid;
+    int32_t cma_errno;    /* this rank's CMA probe result over all peers */
+    uint64_t probe_addr;  /* a word in this rank's memory, for the probe */
+    uint64_t probe_value;
+    char pad[CORE_FLAG_STRIDE - 24];
+} coll_rank_info;
+
+struct coll_out;
+struct coll_xfer;
+
+typedef struct coll_team {
+    int n, me;
+    core_segment seg;
+    core_flag *flags;          /* [n], each owned by its rank */
+    coll_rank_info *info;      /* [n] */
+    pid_t *pids;               /* [n], private copy for the lanes */
+    lane_ctx lane;
+    bool cma_usable;           /* every rank can read every other with CMA */
+    uint64_t epoch;            /* last epoch this rank posted or skipped */
+    uint64_t round;            /* rounds started */
+    uint64_t reuse_epoch[2];   /* peers are done with parity p once they reach it */
+    core_wait_policy wait;
+    const char *doing;         /* the MPI call in progress, for messages */
+    /* private scratch: reduction blocks and temporary copies */
+    char *block[3];            /* PLAN_REDUCE_BLOCK bytes each */
+    void *temp;
+    size_t temp_size;
+    struct coll_out *outs;     /* n + 1 entries, for the movement engine */
+    struct coll_xfer *xfers;   /* n + 1 entries */
+    uint64_t probe_word;
+} coll_team;
+
+/* Segment bytes for n ranks; shm_size 0 picks the default. */
+size_t coll_segment_size(int n, size_t shm_size);
+/* Called by the creator once, before anyone attaches. */
+void coll_segment_format(void *base, size_t size, int n);
+
+/* Opens the team on a mapped segment that every rank of the group has mapped
+ * (all ranks call it). node_ranks and node_cores describe the whole node, for
+ * the waiting policy. Synchronises the ranks and probes CMA between them.
+ * Returns 0, or -1 when the segment is not what the layout expects. */
+int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
+                   bool try_cma);
+void coll_team_close(coll_team *t);
+
+/* ---- epochs ---- */
+
+static inline uint64_t coll_next_epoch(coll_team *t) { return ++t->epoch; }
+
+static inline void coll_post(coll_team *t, uint64_t e) { core_flag_post(&t->flags[t->me], e); }
+
+static inline void coll_wait(coll_team *t, int peer, uint64_t e)
+{
+    const core_flag *f = &t->flags[peer];
+    if (core_flag_read(f) >= e)
+        return;
+    core_waiter w = {&t->wait, t->pids[peer], peer, t->doing};
+    core_flag_wait_slow(f, e, &w);
+}
+
+void coll_wait_all(coll_team *t, uint64_t e);
+
+/* ---- rounds ---- */
+
+void coll_round_begin(coll_team *t, bool exposing);
+/* readers_done: the epoch at which every reader of this round has finished. */
+static inline void coll_round_end(coll_team *t, uint64_t readers_done)
+{
+    t->reuse_epoch[t->round & 1] = readers_done;
+    t->round++;
+}
+
+/* A private buffer of at least size bytes, valid until the next call. */
+void *coll_temp(coll_team *t, size_t size);
+
+/* Elements [lo, hi) of count split into n nearly equal slices. */
+static inline size_t coll_slice_lo(size_t count, int n, int i) { return count * (size_t)i / (size_t)n; }
+
+#endif

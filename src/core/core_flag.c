@@ -1,0 +1,95 @@
+#include "core_flag.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_config.h"
+#include "core_log.h"
+
+/* Futexes compare 32 bits: the low half of the value (little-endian), which
+ * changes on every post. */
+static inline uint32_t *futex_word(const core_flag *f)
+{
+    return (uint32_t *)(uintptr_t)&f->value;
+}
+
+static void futex_wake_all(const core_flag *f)
+{
+    syscall(SYS_futex, futex_word(f), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void futex_wait_for(const core_flag *f, uint32_t seen, long ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+    syscall(SYS_futex, futex_word(f), FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+core_wait_policy core_wait_policy_for(int local_ranks, int cores)
+{
+    const core_config *cfg = core_config_get();
+    core_wait_policy p;
+    if (local_ranks > cores) {
+        /* Taking turns: the peer we wait for needs our core. */
+        p.spin = 64;
+        p.yields = 4;
+    } else {
+        /* Roughly 20-50 us of polling, then a few yields. */
+        p.spin = 20000;
+        p.yields = 64;
+    }
+    if (cfg->spin >= 0)
+        p.spin = cfg->spin;
+    p.timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
+    return p;
+}
+
+void core_flag_post(core_flag *f, uint64_t value)
+{
+    atomic_store_explicit(&f->value, value, memory_order_release);
+    /* Pairs with the fence in core_flag_wait_sleep: either the sleeper sees
+     * the new value or we see the sleeper. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&f->sleepers, memory_order_relaxed))
+        futex_wake_all(f);
+}
+
+#define LIVENESS_EVERY_NS 100000000ull /* 0.1 s */
+#define SLEEP_SLICE_NS 20000000L       /* 20 ms per futex wait */
+
+void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter *w)
+{
+    core_flag *mf = (core_flag *)(uintptr_t)f; /* sleepers is the waiters' word */
+    for (int i = 0; i < w->policy->yields; i++) {
+        sched_yield();
+        if (core_flag_read(f) >= target)
+            return;
+    }
+    uint64_t start = core_now_ns(), last_check = start;
+    for (;;) {
+        atomic_fetch_add_explicit(&mf->sleepers, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t v = core_flag_read(f);
+        if (v < target)
+            futex_wait_for(f, (uint32_t)v, SLEEP_SLICE_NS);
+        atomic_fetch_sub_explicit(&mf->sleepers, 1, memory_order_relaxed);
+        if (core_flag_read(f) >= target)
+            return;
+
+        uint64_t now = core_now_ns();
+        if (now - last_check >= LIVENESS_EVERY_NS) {
+            last_check = now;
+            if (!core_pid_alive(w->owner_pid))
+                core_fatal("local rank %d (pid %d) died during %s; ending the job instead of waiting forever",
+                           w->owner_rank, (int)w->owner_pid, w->doing ? w->doing : "a collective");
+            if (w->policy->timeout_ns && now - start > w->policy->timeout_ns)
+                core_fatal("no progress from local rank %d (pid %d) for %.1f s during %s (SHOAL_TIMEOUT); ending the job",
+                           w->owner_rank, (int)w->owner_pid, (double)(now - start) / 1e9,
+                           w->doing ? w->doing : "a collective");
+        }
+    }
+}

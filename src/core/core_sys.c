@@ -1,0 +1,84 @@
+#include "core_sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+int core_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+uint64_t core_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool core_random_bytes(void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = getrandom(p + got, len - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        got += (size_t)r;
+    }
+    if (got == len)
+        return true;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    while (got < len) {
+        ssize_t r = read(fd, p + got, len - got);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    return got == len;
+}
+
+bool core_pid_alive(pid_t pid)
+{
+    if (pid <= 0)
+        return true; /* unknown: never declare dead on a guess */
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return false;
+    /* A killed rank stays a zombie until its launcher reaps it. */
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno != ENOENT;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return true;
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');
+    if (paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))
+        return false;
+    return true;
+}

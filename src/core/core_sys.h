@@ -1,0 +1,38 @@
+/* core_sys: small facts about the machine and the processes on it. */
+#ifndef SHOAL_CORE_SYS_H
+#define SHOAL_CORE_SYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CORE_CACHELINE 64
+/* Flags sit this far apart: two lines, so the adjacent-line prefetcher of
+ * x86 cores does not make neighbouring flags share traffic. */
+#define CORE_FLAG_STRIDE 128
+
+/* Cores this process may run on (its affinity mask), at least 1. */
+int core_cpu_count(void);
+
+/* Monotonic time in nanoseconds. */
+uint64_t core_now_ns(void);
+
+/* Fills buf with unpredictable bytes (getrandom, then /dev/urandom). */
+bool core_random_bytes(void *buf, size_t len);
+
+/* False once the process is gone or a zombie: a peer that died. */
+bool core_pid_alive(pid_t pid);
+
+static inline void core_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline size_t core_align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+#endif

@@ -1,0 +1,87 @@
+/* lanes: ways of moving bytes between two ranks of one node.
+ *
+ * Owns: the lane interface and its implementations. A rank *exposes* a local
+ * buffer under a slot number for the current round; a peer then *fetches* a
+ * range of it, or takes a read-only *view* of a range, and on lanes that can,
+ * *puts* bytes into a range the owner exposed.
+ *
+ *   cells  exposing copies the bytes into the owner's staging area in the
+ *          node segment (two copies in all, no system call: lowest latency);
+ *          a view is a pointer into that area. At most window() bytes per
+ *          rank per round, so large transfers take several rounds.
+ *   cma    exposing publishes the buffer's address; fetch and put are
+ *          process_vm_readv / process_vm_writev straight between the user
+ *          buffers (one copy). No window. The owner must wait for its readers
+ *          before it returns, since they read its own memory.
+ *
+ * Staging areas and slot tables exist twice, by round parity, so a rank can
+ * expose round r+1 while peers still read round r. Keeping rounds in step is
+ * the caller's job (src/coll/coll_team.h).
+ *
+ * May call: core. */
+#ifndef SHOAL_LANE_H
+#define SHOAL_LANE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct lane_slot {
+    uint64_t addr; /* cells: offset in the owner's staging area; cma: address */
+    uint64_t len;
+} lane_slot;
+
+/* The node segment as lanes see it; filled in by the team that owns it. */
+typedef struct lane_ctx {
+    int n, me;
+    const pid_t *pids;    /* [n] process ids of the local ranks */
+    lane_slot *slots;     /* [n][2][nslots] */
+    int nslots;
+    char *staging;        /* [n][2][stage_size], each area page-aligned */
+    size_t stage_stride;  /* bytes between two staging areas */
+    size_t stage_size;    /* usable bytes of one staging area */
+    int parity;           /* of the current round */
+    size_t stage_used;    /* bytes of my staging area taken this round */
+} lane_ctx;
+
+typedef struct lane_ops {
+    const char *name;
+    /* Readers touch the owner's own buffers (the owner must outwait them). */
+    bool single_copy;
+    /* Bytes one rank may expose in one round. */
+    size_t (*window)(const lane_ctx *ctx);
+    void (*expose)(lane_ctx *ctx, int slot, const void *buf, size_t len);
+    void (*fetch)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
+    /* Pointer to len readable bytes: into the segment, or scratch once filled. */
+    const void *(*view)(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch);
+    /* Writes into what peer exposed; NULL on lanes that cannot. */
+    void (*put)(lane_ctx *ctx, int peer, int slot, size_t off, const void *src, size_t len);
+} lane_ops;
+
+extern const lane_ops lane_cells;
+extern const lane_ops lane_cma;
+
+static inline lane_slot *lane_slot_at(const lane_ctx *ctx, int rank, int slot)
+{
+    return &ctx->slots[((size_t)rank * 2 + (size_t)ctx->parity) * (size_t)ctx->nslots + (size_t)slot];
+}
+
+static inline char *lane_staging_of(const lane_ctx *ctx, int rank)
+{
+    return ctx->staging + ((size_t)rank * 2 + (size_t)ctx->parity) * ctx->stage_stride;
+}
+
+/* Starts a round on the given parity: my staging area is empty again. */
+static inline void lane_begin_round(lane_ctx *ctx, int parity)
+{
+    ctx->parity = parity;
+    ctx->stage_used = 0;
+}
+
+/* 0 when this process may read pid's memory with process_vm_readv: reads
+ * 8 bytes at addr and checks they equal expect. Else the errno seen (EPERM
+ * in containers that forbid ptrace, ENOSYS where seccomp removed the call). */
+int lane_cma_probe(pid_t pid, const void *addr, uint64_t expect);
+
+#endif

@@ -1,0 +1,188 @@
+/* Per-communicator state, cached as an attribute and built at the
+ * communicator's first collective. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+static int keyval = MPI_KEYVAL_INVALID;
+static shim_comm *all_comms; /* for MPI_Finalize; guarded by comms_lock */
+static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void release(shim_comm *sc)
+{
+    pthread_mutex_lock(&comms_lock);
+    for (shim_comm **p = &all_comms; *p; p = &(*p)->next)
+        if (*p == sc) {
+            *p = sc->next;
+            break;
+        }
+    pthread_mutex_unlock(&comms_lock);
+    if (sc->mode == SHIM_TEAM)
+        coll_team_close(&sc->team);
+    free(sc->sizes);
+    free(sc->pack[0]);
+    free(sc->pack[1]);
+    free(sc);
+}
+
+/* MPI calls this when the communicator is freed (or the attribute deleted).
+ * It makes no MPI call: only memory and the mapping go. */
+static int delete_state(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)extra;
+    release(value);
+    return MPI_SUCCESS;
+}
+
+void shim_comm_setup_keyval(void)
+{
+    /* Duplicates start without state: a dup gets its own segment lazily. */
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
+}
+
+void shim_comm_release_all(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&comms_lock);
+        shim_comm *sc = all_comms;
+        pthread_mutex_unlock(&comms_lock);
+        if (!sc)
+            break;
+        /* Deleting the attribute runs delete_state, which unlinks sc. */
+        if (PMPI_Comm_delete_attr(sc->comm, keyval) != MPI_SUCCESS)
+            release(sc);
+    }
+    if (keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&keyval);
+}
+
+void shim_comm_forget(MPI_Comm comm)
+{
+    void *value;
+    int found = 0;
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(comm, keyval);
+}
+
+void *shim_comm_scratch(shim_comm *sc, int i, size_t size)
+{
+    if (size > sc->pack_size[i]) {
+        free(sc->pack[i]);
+        sc->pack[i] = malloc(size);
+        sc->pack_size[i] = sc->pack[i] ? size : 0;
+        if (!sc->pack[i])
+            core_fatal("out of memory for a %zu-byte packing buffer", size);
+    }
+    return sc->pack[i];
+}
+
+/* What the node leader tells the others about the segment it made. */
+typedef struct segment_offer {
+    int err;
+    unsigned long long size;
+    char name[CORE_SHM_NAME_MAX];
+} segment_offer;
+
+/* Creates, shares and opens the node segment; collective over comm, which
+ * lies within one node. Returns false (on every rank alike) when shoal must
+ * pass this communicator through. */
+static bool open_team(shim_comm *sc, MPI_Comm comm)
+{
+    const core_config *cfg = core_config_get();
+    segment_offer offer = {0};
+    core_segment seg = {0};
+    if (sc->rank == 0) {
+        size_t size = coll_segment_size(sc->size, cfg->shm_size);
+        offer.size = size;
+        offer.err = core_segment_create(&seg, size);
+        if (!offer.err) {
+            coll_segment_format(seg.base, size, sc->size);
+            snprintf(offer.name, sizeof offer.name, "%s", seg.name);
+        }
+    }
+    PMPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
+    if (offer.err) {
+        core_log_warn_once("cannot create a %llu-byte shared-memory segment in /dev/shm (%s; SHOAL_SHM_SIZE sets "
+                           "the size): collectives on this communicator go to the host MPI",
+                           offer.size, strerror(offer.err));
+        return false;
+    }
+    int err = 0;
+    if (sc->rank != 0)
+        err = core_segment_attach(&seg, offer.name, (size_t)offer.size);
+    int worst = 0;
+    PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MAX, comm);
+    /* Everyone has it mapped (or gave up): the name can go. */
+    if (sc->rank == 0)
+        core_segment_unlink(&seg);
+    if (worst) {
+        if (err)
+            core_log_warn_once("cannot map the node's shared-memory segment (%s): collectives on this "
+                               "communicator go to the host MPI",
+                               strerror(err));
+        core_segment_release(&seg);
+        return false;
+    }
+    bool try_cma = cfg->cma != CORE_CMA_OFF;
+    if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
+        core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
+    return true;
+}
+
+static shim_comm *setup(MPI_Comm comm)
+{
+    shim_comm *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        core_fatal("out of memory for communicator state");
+    sc->mode = SHIM_PASS;
+    sc->comm = comm;
+    PMPI_Comm_size(comm, &sc->size);
+    PMPI_Comm_rank(comm, &sc->rank);
+
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {
+        core_log_once("intercommunicator: its collectives go to the host MPI");
+    } else {
+        MPI_Comm node;
+        int node_size = 0;
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        PMPI_Comm_size(node, &node_size);
+        PMPI_Comm_free(&node);
+        if (node_size != sc->size) {
+            /* Every node sees a node part smaller than comm: all agree. */
+            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI",
+                          sc->size);
+        } else if (open_team(sc, comm)) {
+            sc->mode = SHIM_TEAM;
+            sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
+            if (!sc->sizes)
+                core_fatal("out of memory for communicator state");
+        }
+    }
+
+    pthread_mutex_lock(&comms_lock);
+    sc->next = all_comms;
+    all_comms = sc;
+    pthread_mutex_unlock(&comms_lock);
+    PMPI_Comm_set_attr(comm, keyval, sc);
+    return sc;
+}
+
+shim_comm *shim_comm_team(MPI_Comm comm)
+{
+    void *value;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS)
+        return NULL;
+    shim_comm *sc = found ? value : setup(comm);
+    return sc->mode == SHIM_TEAM ? sc : NULL;
+}

@@ -1,0 +1,73 @@
+/* MPI_Init, MPI_Init_thread, MPI_Finalize: where shoal turns on and off. */
+#include <sched.h>
+#include <string.h>
+
+#include "shim.h"
+
+bool shim_active;
+int shim_node_ranks = 1, shim_node_cores = 1;
+
+static void abort_job(void) { PMPI_Abort(MPI_COMM_WORLD, 1); }
+
+/* How many ranks of the job share this node, and how many cores they may
+ * use between them (the union of their affinity masks), so that waiting
+ * knows whether ranks take turns on cores. */
+static void learn_node(void)
+{
+    MPI_Comm node;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_size(node, &shim_node_ranks);
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        CPU_ZERO(&mine);
+    PMPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node);
+    shim_node_cores = CPU_COUNT(&all);
+    if (shim_node_cores < 1)
+        shim_node_cores = core_cpu_count();
+    PMPI_Comm_free(&node);
+}
+
+static void start(void)
+{
+    const core_config *cfg = core_config_get();
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    core_log_set_rank(rank);
+    if (cfg->disabled) {
+        core_log_once("SHOAL_DISABLE is set: every call goes to the host MPI");
+        return;
+    }
+    core_set_fatal_handler(abort_job);
+    shim_types_init();
+    shim_comm_setup_keyval();
+    learn_node();
+    shim_active = true;
+    core_log_once("active: %d ranks on this node, %d cores", shim_node_ranks, shim_node_cores);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        start();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        start();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    if (shim_active) {
+        shim_active = false;
+        shim_comm_release_all();
+    }
+    return PMPI_Finalize();
+}

@@ -1,0 +1,1233 @@
+/* coll_check: every collective shoal intercepts, compared with what the host
+ * MPI's own PMPI call gives on the same input, across sizes, datatypes,
+ * operations, roots, in place or not, and communicators (world, a dup, a
+ * split into halves, an odd split with reversed rank order), used in
+ * interleaved order.
+ *
+ *   coll_check [--seed S] [--cases N] [--max-bytes B] [--soak N] [--full]
+ *
+ * Phase A covers every axis systematically at small sizes (every reduction
+ * datatype/op pair, every movement datatype, every root, mixed send/receive
+ * datatypes); phase B every collective at every size class; phase C random
+ * combinations from the printed seed. --soak runs random small collectives on
+ * communicators created and freed at random. Exit status 0 only when every
+ * result matched. */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_common.h"
+
+/* ------------------------------------------------------------------ types */
+
+typedef enum { CAT_SINT, CAT_UINT, CAT_FLOAT, CAT_BOOL, CAT_CPLX, CAT_BYTE, CAT_PAIR } category;
+typedef enum { PK_FLOAT_INT, PK_DOUBLE_INT, PK_LONG_INT, PK_INT_INT, PK_SHORT_INT, PK_LDOUBLE_INT, PK_FLOAT2,
+               PK_DOUBLE2 } pair_kind;
+
+typedef struct red_type {
+    const char *name;
+    MPI_Datatype type;
+    category cat;
+    int width;       /* bytes of a value (complex: of one component; 16 = long double) */
+    pair_kind pk;
+    bool no_logical; /* Fortran and multi-language integers: no LAND/LOR/LXOR */
+} red_type;
+
+typedef struct op_desc {
+    const char *name;
+    MPI_Op op;
+} op_desc;
+
+#define MAX_TYPES 64
+static red_type red_types[MAX_TYPES];
+static int n_red_types;
+static op_desc ops[12];
+static int n_ops;
+
+typedef struct move_type {
+    const char *name;
+    MPI_Datatype type;
+} move_type;
+static move_type move_types[16];
+static int n_move_types;
+static MPI_Datatype contig3int; /* for mixed-signature cases: 3 ints */
+
+static void add_red(const char *name, MPI_Datatype t, category c, int width, pair_kind pk, bool no_logical)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return;
+    red_types[n_red_types++] = (red_type){name, t, c, width, pk, no_logical};
+}
+
+static void setup_types(void)
+{
+    add_red("double", MPI_DOUBLE, CAT_FLOAT, 8, 0, false);
+    add_red("float", MPI_FLOAT, CAT_FLOAT, 4, 0, false);
+    add_red("long_double", MPI_LONG_DOUBLE, CAT_FLOAT, 16, 0, false);
+    add_red("int", MPI_INT, CAT_SINT, sizeof(int), 0, false);
+    add_red("long", MPI_LONG, CAT_SINT, sizeof(long), 0, false);
+    add_red("short", MPI_SHORT, CAT_SINT, sizeof(short), 0, false);
+    add_red("long_long", MPI_LONG_LONG, CAT_SINT, sizeof(long long), 0, false);
+    add_red("signed_char", MPI_SIGNED_CHAR, CAT_SINT, 1, 0, false);
+    add_red("unsigned_char", MPI_UNSIGNED_CHAR, CAT_UINT, 1, 0, false);
+    add_red("unsigned_short", MPI_UNSIGNED_SHORT, CAT_UINT, sizeof(short), 0, false);
+    add_red("unsigned", MPI_UNSIGNED, CAT_UINT, sizeof(int), 0, false);
+    add_red("unsigned_long", MPI_UNSIGNED_LONG, CAT_UINT, sizeof(long), 0, false);
+    add_red("unsigned_long_long", MPI_UNSIGNED_LONG_LONG, CAT_UINT, 8, 0, false);
+    add_red("int8", MPI_INT8_T, CAT_SINT, 1, 0, false);
+    add_red("int16", MPI_INT16_T, CAT_SINT, 2, 0, false);
+    add_red("int32", MPI_INT32_T, CAT_SINT, 4, 0, false);
+    add_red("int64", MPI_INT64_T, CAT_SINT, 8, 0, false);
+    add_red("uint8", MPI_UINT8_T, CAT_UINT, 1, 0, false);
+    add_red("uint16", MPI_UINT16_T, CAT_UINT, 2, 0, false);
+    add_red("uint32", MPI_UINT32_T, CAT_UINT, 4, 0, false);
+    add_red("uint64", MPI_UINT64_T, CAT_UINT, 8, 0, false);
+    add_red("aint", MPI_AINT, CAT_SINT, sizeof(MPI_Aint), 0, true);
+    add_red("offset", MPI_OFFSET, CAT_SINT, sizeof(MPI_Offset), 0, true);
+    add_red("count", MPI_COUNT, CAT_SINT, sizeof(MPI_Count), 0, true);
+    add_red("integer", MPI_INTEGER, CAT_SINT, 4, 0, true);
+    add_red("real", MPI_REAL, CAT_FLOAT, 4, 0, false);
+    add_red("double_precision", MPI_DOUBLE_PRECISION, CAT_FLOAT, 8, 0, false);
+    add_red("c_bool", MPI_C_BOOL, CAT_BOOL, 1, 0, false);
+    add_red("c_float_complex", MPI_C_FLOAT_COMPLEX, CAT_CPLX, 4, 0, false);
+    add_red("c_double_complex", MPI_C_DOUBLE_COMPLEX, CAT_CPLX, 8, 0, false);
+    add_red("c_long_double_complex", MPI_C_LONG_DOUBLE_COMPLEX, CAT_CPLX, 16, 0, false);
+    add_red("byte", MPI_BYTE, CAT_BYTE, 1, 0, false);
+    add_red("float_int", MPI_FLOAT_INT, CAT_PAIR, 0, PK_FLOAT_INT, false);
+    add_red("double_int", MPI_DOUBLE_INT, CAT_PAIR, 0, PK_DOUBLE_INT, false);
+    add_red("long_int", MPI_LONG_INT, CAT_PAIR, 0, PK_LONG_INT, false);
+    add_red("2int", MPI_2INT, CAT_PAIR, 0, PK_INT_INT, false);
+    add_red("short_int", MPI_SHORT_INT, CAT_PAIR, 0, PK_SHORT_INT, false);
+    add_red("long_double_int", MPI_LONG_DOUBLE_INT, CAT_PAIR, 0, PK_LDOUBLE_INT, false);
+    add_red("2real", MPI_2REAL, CAT_PAIR, 0, PK_FLOAT2, false);
+    add_red("2double_precision", MPI_2DOUBLE_PRECISION, CAT_PAIR, 0, PK_DOUBLE2, false);
+    add_red("2integer", MPI_2INTEGER, CAT_PAIR, 0, PK_INT_INT, false);
+
+    const op_desc all_ops[] = {{"sum", MPI_SUM},   {"prod", MPI_PROD}, {"min", MPI_MIN},      {"max", MPI_MAX},
+                               {"land", MPI_LAND}, {"lor", MPI_LOR},   {"lxor", MPI_LXOR},    {"band", MPI_BAND},
+                               {"bor", MPI_BOR},   {"bxor", MPI_BXOR}, {"minloc", MPI_MINLOC}, {"maxloc", MPI_MAXLOC}};
+    n_ops = 12;
+    memcpy(ops, all_ops, sizeof all_ops);
+
+    MPI_Type_contiguous(3, MPI_INT, &contig3int);
+    MPI_Type_commit(&contig3int);
+    MPI_Datatype vec, resized, shifted, gapped_struct;
+    MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec); /* two doubles with a hole between */
+    MPI_Type_commit(&vec);
+    MPI_Type_create_resized(MPI_INT, 0, 8, &resized); /* an int every 8 bytes */
+    MPI_Type_commit(&resized);
+    int blen = 2;
+    MPI_Aint disp = 8;
+    MPI_Type_create_hindexed(1, &blen, &disp, MPI_INT, &shifted); /* dense, data 8 bytes from the origin */
+    MPI_Type_commit(&shifted);
+    int blens[2] = {1, 1};
+    MPI_Aint disps[2] = {0, 8};
+    MPI_Datatype members[2] = {MPI_CHAR, MPI_DOUBLE};
+    MPI_Type_create_struct(2, blens, disps, members, &gapped_struct); /* char, 7 bytes of gap, double */
+    MPI_Type_commit(&gapped_struct);
+
+    const move_type mt[] = {
+        {"byte", MPI_BYTE},           {"char", MPI_CHAR},
+        {"short", MPI_SHORT},         {"int", MPI_INT},
+        {"double", MPI_DOUBLE},       {"long_double", MPI_LONG_DOUBLE},
+        {"double_int", MPI_DOUBLE_INT}, {"c_double_complex", MPI_C_DOUBLE_COMPLEX},
+        {"contig3int", contig3int},   {"vector2double", vec},
+        {"resized_int", resized},     {"shifted_2int", shifted},
+        {"struct_char_double", gapped_struct},
+    };
+    n_move_types = (int)(sizeof mt / sizeof mt[0]);
+    memcpy(move_types, mt, sizeof mt);
+}
+
+static bool op_allowed(const red_type *t, MPI_Op op)
+{
+    bool arith = op == MPI_SUM || op == MPI_PROD, order = op == MPI_MIN || op == MPI_MAX;
+    bool logic = op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR;
+    bool bits = op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR, loc = op == MPI_MINLOC || op == MPI_MAXLOC;
+    switch (t->cat) {
+    case CAT_SINT:
+    case CAT_UINT: return arith || order || bits || (logic && !t->no_logical);
+    case CAT_FLOAT: return arith || order;
+    case CAT_BOOL: return logic;
+    case CAT_CPLX: return arith;
+    case CAT_BYTE: return bits;
+    case CAT_PAIR: return loc;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------- element values */
+
+static void put_value(const red_type *t, char *e, long long v, long long idx, double fv, bool use_fv)
+{
+    switch (t->cat) {
+    case CAT_SINT:
+    case CAT_UINT:
+    case CAT_BYTE:
+        if (t->width == 1) *(int8_t *)e = (int8_t)v;
+        else if (t->width == 2) *(int16_t *)e = (int16_t)v;
+        else if (t->width == 4) *(int32_t *)e = (int32_t)v;
+        else *(int64_t *)e = (int64_t)v;
+        break;
+    case CAT_BOOL: *(unsigned char *)e = v != 0; break;
+    case CAT_FLOAT:
+    case CAT_CPLX: {
+        double re = use_fv ? fv : (double)v, im = use_fv ? fv * 0.5 : (double)idx;
+        int parts = t->cat == CAT_CPLX ? 2 : 1;
+        for (int p = 0; p < parts; p++) {
+            double x = p ? im : re;
+            if (t->width == 4) ((float *)e)[p] = (float)x;
+            else if (t->width == 8) ((double *)e)[p] = x;
+            else ((long double *)e)[p] = (long double)x;
+        }
+        break;
+    }
+    case CAT_PAIR:
+        switch (t->pk) {
+        case PK_FLOAT_INT: { struct { float v; int i; } *p = (void *)e; p->v = (float)v; p->i = (int)idx; break; }
+        case PK_DOUBLE_INT: { struct { double v; int i; } *p = (void *)e; p->v = (double)v; p->i = (int)idx; break; }
+        case PK_LONG_INT: { struct { long v; int i; } *p = (void *)e; p->v = (long)v; p->i = (int)idx; break; }
+        case PK_INT_INT: { struct { int v; int i; } *p = (void *)e; p->v = (int)v; p->i = (int)idx; break; }
+        case PK_SHORT_INT: { struct { short v; int i; } *p = (void *)e; p->v = (short)v; p->i = (int)idx; break; }
+        case PK_LDOUBLE_INT: { struct { long double v; int i; } *p = (void *)e; p->v = (long double)v; p->i = (int)idx; break; }
+        case PK_FLOAT2: { float *p = (void *)e; p[0] = (float)v; p[1] = (float)idx; break; }
+        case PK_DOUBLE2: { double *p = (void *)e; p[0] = (double)v; p[1] = (double)idx; break; }
+        }
+        break;
+    }
+}
+
+/* Equal as values of the type (padding bytes of long double and of pair
+ * structs do not count). With tol > 0, floating values may differ by that
+ * relative amount (the host reduces in another order). */
+static bool same_value(const red_type *t, const char *a, const char *b, double tol, char *what, size_t wlen)
+{
+    switch (t->cat) {
+    case CAT_SINT:
+    case CAT_UINT:
+    case CAT_BYTE:
+    case CAT_BOOL:
+        if (!memcmp(a, b, (size_t)(t->cat == CAT_BOOL ? 1 : t->width)))
+            return true;
+        snprintf(what, wlen, "bytes differ");
+        return false;
+    case CAT_FLOAT:
+    case CAT_CPLX: {
+        int parts = t->cat == CAT_CPLX ? 2 : 1;
+        for (int p = 0; p < parts; p++) {
+            long double x, y;
+            if (t->width == 4) x = ((const float *)a)[p], y = ((const float *)b)[p];
+            else if (t->width == 8) x = ((const double *)a)[p], y = ((const double *)b)[p];
+            else x = ((const long double *)a)[p], y = ((const long double *)b)[p];
+            /* Inputs lie in [-1, 1] (sums) or [0.5, 1.5] (products): an
+             * absolute bound for sums, where cancellation makes relative
+             * error meaningless, a relative one for products. */
+            bool ok = tol > 0 ? fabsl(x - y) <= tol || fabsl(x - y) <= tol * (fabsl(x) + fabsl(y)) : x == y;
+            if (!ok) {
+                snprintf(what, wlen, "shoal %.21Lg, host %.21Lg", x, y);
+                return false;
+            }
+        }
+        return true;
+    }
+    case CAT_PAIR: {
+        long double xv, yv;
+        long long xi, yi;
+        switch (t->pk) {
+#define PAIR_CMP(V, I)                                                          \
+    {                                                                           \
+        const struct { V v; I i; } *p = (const void *)a, *q = (const void *)b; \
+        xv = p->v, yv = q->v, xi = (long long)p->i, yi = (long long)q->i;       \
+        break;                                                                  \
+    }
+        case PK_FLOAT_INT: PAIR_CMP(float, int)
+        case PK_DOUBLE_INT: PAIR_CMP(double, int)
+        case PK_LONG_INT: PAIR_CMP(long, int)
+        case PK_INT_INT: PAIR_CMP(int, int)
+        case PK_SHORT_INT: PAIR_CMP(short, int)
+        case PK_LDOUBLE_INT: PAIR_CMP(long double, int)
+        case PK_FLOAT2: PAIR_CMP(float, float)
+        case PK_DOUBLE2: PAIR_CMP(double, double)
+        default: xv = yv = 0, xi = yi = 0;
+        }
+        if (xv == yv && xi == yi)
+            return true;
+        snprintf(what, wlen, "shoal (%Lg, %lld), host (%Lg, %lld)", xv, xi, yv, yi);
+        return false;
+    }
+    }
+    return false;
+}
+
+/* An input value that keeps every op exact and free of overflow. */
+static long long gen_value(rng *r, MPI_Op op, category c)
+{
+    bool u = c == CAT_UINT || c == CAT_BYTE;
+    if (op == MPI_SUM) return u ? rng_int(r, 0, 4) : rng_int(r, -4, 4);
+    if (op == MPI_PROD) return rng_int(r, 0, 7) == 0 ? 2 : (u || rng_int(r, 0, 1) ? 1 : -1);
+    if (op == MPI_MIN || op == MPI_MAX) return u ? rng_int(r, 0, 120) : rng_int(r, -100, 100);
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return rng_int(r, 0, 2);
+    if (op == MPI_MINLOC || op == MPI_MAXLOC) return rng_int(r, -3, 3);
+    return (long long)(rng_next(r) & 0x7f);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef struct layout {
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int size;
+} layout;
+
+static layout layout_of(MPI_Datatype t)
+{
+    layout l;
+    MPI_Type_get_extent(t, &l.lb, &l.extent);
+    MPI_Type_get_true_extent(t, &l.true_lb, &l.true_extent);
+    MPI_Type_size(t, &l.size);
+    return l;
+}
+
+/* Bytes from the buffer's start that count elements touch (true_lb >= 0 for
+ * every type used here). */
+static size_t span(MPI_Datatype t, size_t count)
+{
+    layout l = layout_of(t);
+    return count ? (count - 1) * (size_t)l.extent + (size_t)l.true_lb + (size_t)l.true_extent : 0;
+}
+
+static char *xalloc(size_t n)
+{
+    char *p = malloc(n + 64);
+    if (!p)
+        CHECK_FATAL("coll_check: out of memory for %zu bytes", n);
+    return p;
+}
+
+static void fill_pattern(char *b, size_t n, uint64_t salt)
+{
+    rng r = rng_make(salt, n, 99);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v = rng_next(&r);
+        memcpy(b + i, &v, 8);
+    }
+    for (; i < n; i++)
+        b[i] = (char)rng_next(&r);
+}
+
+/* --------------------------------------------------------------- the cases */
+
+enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_RSB, C_GATHER, C_GATHERV, C_ALLGATHER, C_ALLGATHERV,
+       C_SCATTER, C_SCATTERV, C_ALLTOALL, C_ALLTOALLV, C_COUNT };
+static const char *const coll_names[C_COUNT] = {"barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block",
+                                                "gather", "gatherv", "allgather", "allgatherv", "scatter",
+                                                "scatterv", "alltoall", "alltoallv"};
+static bool is_reduction(int c) { return c == C_REDUCE || c == C_ALLREDUCE || c == C_RSB; }
+
+#define N_COMMS 4
+static MPI_Comm comms[N_COMMS];
+static const char *const comm_names[N_COMMS] = {"world", "dup", "halves", "odd-split-reversed"};
+
+typedef struct tcase {
+    long id;
+    int coll;
+    MPI_Comm comm;
+    const char *comm_name;
+    int root_pick;        /* root = root_pick % size */
+    bool in_place;
+    const red_type *rt;
+    const op_desc *op;
+    bool random_floats;   /* compare with a tolerance, check determinism */
+    const move_type *mt;
+    bool mixed;           /* sender contig3int x k, receiver int x 3k */
+    size_t bytes;         /* per-rank block size aimed at */
+    uint64_t salt;
+} tcase;
+
+static long failures, cases_run;
+static int world_rank, world_size;
+static size_t max_bytes = 16u << 20;
+static bool verbose_cases;
+
+static void report(const tcase *tc, int rank, const char *what, size_t index, const char *detail)
+{
+    failures++;
+    if (failures > 20)
+        return;
+    fprintf(stderr,
+            "MISMATCH case %ld: %s on %s, type %s, op %s, %zu bytes, root pick %d, in_place %d%s: world rank %d "
+            "(comm rank %d): %s at element %zu: %s\n",
+            tc->id, coll_names[tc->coll], tc->comm_name,
+            tc->rt ? tc->rt->name : (tc->mt ? tc->mt->name : "-"), tc->op ? tc->op->name : "-", tc->bytes,
+            tc->root_pick, tc->in_place, tc->mixed ? " mixed" : "", world_rank, rank, what, index, detail);
+}
+
+static void compare_bytes(const tcase *tc, int rank, const char *what, const char *a, const char *b, size_t n)
+{
+    if (!memcmp(a, b, n))
+        return;
+    size_t i = 0;
+    while (a[i] == b[i])
+        i++;
+    char d[96];
+    snprintf(d, sizeof d, "shoal byte 0x%02x, host byte 0x%02x", (unsigned char)a[i], (unsigned char)b[i]);
+    report(tc, rank, what, i, d);
+}
+
+/* The type and count each side uses for `elems` ints' worth of data. */
+static void move_sides(const tcase *tc, size_t count, bool sender, MPI_Datatype *t, size_t *c)
+{
+    if (tc->mixed) {
+        *t = sender ? contig3int : MPI_INT;
+        *c = sender ? count : 3 * count;
+    } else {
+        *t = tc->mt->type;
+        *c = count;
+    }
+}
+
+static size_t move_count(const tcase *tc, int blocks)
+{
+    int size;
+    MPI_Type_size(tc->mixed ? contig3int : tc->mt->type, &size);
+    size_t count = tc->bytes / (size_t)size;
+    if (tc->bytes && !count)
+        count = 1;
+    while (count && span(tc->mixed ? contig3int : tc->mt->type, count) * (size_t)blocks > max_bytes)
+        count /= 2;
+    return count;
+}
+
+/* ---- barrier: nobody leaves before everyone has entered ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_barrier(const tcase *tc, int rank, int size)
+{
+    if (rank == tc->root_pick % size)
+        usleep(2000);
+    double entered = now_s();
+    MPI_Barrier(tc->comm);
+    double left = now_s();
+    double latest_entry, earliest_exit;
+    PMPI_Allreduce(&entered, &latest_entry, 1, MPI_DOUBLE, MPI_MAX, tc->comm);
+    PMPI_Allreduce(&left, &earliest_exit, 1, MPI_DOUBLE, MPI_MIN, tc->comm);
+    if (earliest_exit < latest_entry) {
+        char d[96];
+        snprintf(d, sizeof d, "a rank left %.6f s before the last one entered", latest_entry - earliest_exit);
+        report(tc, rank, "barrier order", 0, d);
+    }
+}
+
+/* ---- reductions ---- */
+
+static void fill_reduction_input(const tcase *tc, char *buf, size_t count, size_t extent, int rank)
+{
+    rng r = rng_make(tc->salt, (uint64_t)rank, 1);
+    for (size_t i = 0; i < count; i++) {
+        long long v = gen_value(&r, tc->op->op, tc->rt->cat);
+        long long idx = tc->rt->cat == CAT_PAIR ? rng_int(&r, 0, 3) * 10 + rank : rng_int(&r, -3, 3);
+        double fv = tc->op->op == MPI_PROD ? 0.5 + rng_unit(&r) : rng_unit(&r) * 2 - 1;
+        put_value(tc->rt, buf + i * extent, v, idx, fv, tc->random_floats);
+    }
+}
+
+static double tolerance(const tcase *tc, int size)
+{
+    if (!tc->random_floats)
+        return 0;
+    double eps = tc->rt->width == 4 ? 1.2e-7 : 2.3e-16;
+    return eps * 8 * (size + 2);
+}
+
+static void compare_values(const tcase *tc, int rank, int size, const char *what, const char *a, const char *b,
+                           size_t count, size_t extent)
+{
+    char d[160];
+    double tol = tolerance(tc, size);
+    for (size_t i = 0; i < count; i++)
+        if (!same_value(tc->rt, a + i * extent, b + i * extent, tol, d, sizeof d)) {
+            report(tc, rank, what, i, d);
+            return;
+        }
+}
+
+/* Shoal's result must be the same bits on every rank and on every run. */
+static void check_determinism(const tcase *tc, int rank, const char *result, size_t bytes, const char *again)
+{
+    if (!tc->random_floats || tc->rt->width == 16)
+        return;
+    if (again && memcmp(result, again, bytes))
+        report(tc, rank, "same input, different result on a second run", 0, "bits differ");
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ (unsigned char)result[i]) * 1099511628211ull;
+    uint64_t lo, hi;
+    PMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, tc->comm);
+    PMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, tc->comm);
+    if (lo != hi)
+        report(tc, rank, "result differs between ranks", 0, "bits differ");
+}
+
+static void run_reduction(const tcase *tc, int rank, int size)
+{
+    layout l = layout_of(tc->rt->type);
+    size_t ext = (size_t)l.extent;
+    size_t count = tc->bytes / (size_t)l.size;
+    if (tc->bytes && !count)
+        count = 1;
+    size_t blocks = tc->coll == C_RSB ? (size_t)size : 1;
+    while (count && count * ext * blocks * 2 > max_bytes)
+        count /= 2;
+    size_t in_count = count * blocks, in_bytes = in_count * ext + 64, out_bytes = count * ext + 64;
+    int root = tc->root_pick % size;
+    bool has_result = tc->coll != C_REDUCE || rank == root;
+    bool in_place = tc->in_place && has_result;
+
+    char *input = xalloc(in_bytes);
+    memset(input, 0x5a, in_bytes);
+    fill_reduction_input(tc, input, in_count, ext, rank);
+    char *s_send = xalloc(in_bytes), *h_send = xalloc(in_bytes);
+    size_t recv_bytes = in_place ? in_bytes : out_bytes;
+    char *s_recv = xalloc(recv_bytes), *h_recv = xalloc(recv_bytes), *again = NULL;
+    memcpy(s_send, input, in_bytes);
+    memcpy(h_send, input, in_bytes);
+    memset(s_recv, 0xa5, recv_bytes);
+    memset(h_recv, 0xa5, recv_bytes);
+    if (in_place) {
+        memcpy(s_recv, input, in_bytes);
+        memcpy(h_recv, input, in_bytes);
+    }
+    const void *ss = in_place ? MPI_IN_PLACE : s_send, *hs = in_place ? MPI_IN_PLACE : h_send;
+    int c = (int)count;
+    MPI_Datatype t = tc->rt->type;
+    MPI_Op op = tc->op->op;
+    int rc1, rc2;
+    switch (tc->coll) {
+    case C_REDUCE:
+        /* The reference is never in place: MPICH 4.0.2 crashes on MPI_Reduce
+         * in place at a root other than 0 from 4 KiB on. Same semantics. */
+        rc1 = MPI_Reduce(ss, s_recv, c, t, op, root, tc->comm);
+        rc2 = PMPI_Reduce(h_send, h_recv, c, t, op, root, tc->comm);
+        break;
+    case C_ALLREDUCE:
+        rc1 = MPI_Allreduce(ss, s_recv, c, t, op, tc->comm);
+        rc2 = PMPI_Allreduce(hs, h_recv, c, t, op, tc->comm);
+        if (tc->random_floats && !in_place) {
+            again = xalloc(out_bytes);
+            memset(again, 0xa5, out_bytes);
+            MPI_Allreduce(s_send, again, c, t, op, tc->comm);
+        }
+        break;
+    default:
+        rc1 = MPI_Reduce_scatter_block(ss, s_recv, c, t, op, tc->comm);
+        rc2 = PMPI_Reduce_scatter_block(hs, h_recv, c, t, op, tc->comm);
+        break;
+    }
+    if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
+        report(tc, rank, "return code", 0, "not MPI_SUCCESS");
+    if (has_result) {
+        compare_values(tc, rank, size, "result", s_recv, h_recv, count, ext);
+        if (tc->coll == C_ALLREDUCE)
+            check_determinism(tc, rank, s_recv, count * ext, again);
+    }
+    if (!in_place)
+        compare_bytes(tc, rank, "send buffer changed", s_send, input, in_bytes);
+    free(input), free(s_send), free(h_send), free(s_recv), free(h_recv), free(again);
+}
+
+/* ---- data movement ---- */
+
+typedef struct vcounts {
+    int *counts, *displs; /* n entries each */
+    size_t total;         /* elements spanned */
+} vcounts;
+
+/* counts around `count` (zero included) and displacements with gaps, the
+ * same on every rank that passes the same rng. */
+static vcounts make_vcounts(rng *r, int n, size_t count)
+{
+    vcounts v = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n), 0};
+    int *order = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        v.counts[i] = rng_int(r, 0, 4) == 0 ? 0 : rng_int(r, 0, (int)(2 * count));
+        order[i] = i;
+    }
+    /* Blocks land in a shuffled order, some with gaps before them. */
+    for (int i = n - 1; i > 0; i--) {
+        int j = rng_int(r, 0, i), tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+    size_t pos = 0;
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        pos += (size_t)rng_int(r, 0, 2);
+        v.displs[i] = (int)pos;
+        pos += (size_t)v.counts[i];
+    }
+    v.total = pos;
+    free(order);
+    return v;
+}
+
+static void free_vcounts(vcounts *v) { free(v->counts), free(v->displs); }
+
+/* A copy of count elements of type starting first elements into buf, laid
+ * out as in buf: the send buffer of the call MPI_IN_PLACE stands for. */
+static char *own_block(const char *buf, MPI_Datatype t, size_t first, size_t count)
+{
+    layout l = layout_of(t);
+    size_t n = span(t, count) + 64;
+    char *copy = xalloc(n);
+    memcpy(copy, buf + first * (size_t)l.extent, span(t, count));
+    return copy;
+}
+
+typedef struct bufpair {
+    char *s, *h; /* shoal's and the host's copy */
+    size_t n;
+} bufpair;
+
+static bufpair pair_alloc(size_t n, bool pattern, uint64_t salt)
+{
+    bufpair p = {xalloc(n), xalloc(n), n};
+    if (pattern)
+        fill_pattern(p.s, n, salt);
+    else
+        memset(p.s, 0xa5, n);
+    memcpy(p.h, p.s, n);
+    return p;
+}
+
+static void pair_free(bufpair *p) { free(p->s), free(p->h); }
+
+
+/* ---- reference data movement from the host's point-to-point ----
+ * MPICH 4.0.2's collectives fail on some non-contiguous datatypes (gather
+ * "Message truncated" at a root other than 0, alltoall in place); for those
+ * datatypes the reference is built from PMPI_Isend/PMPI_Irecv, which handle
+ * any datatype in both MPIs. */
+
+static bool dense_type(MPI_Datatype t)
+{
+    layout l = layout_of(t);
+    return (MPI_Aint)l.size == l.true_extent && l.extent == (MPI_Aint)l.size;
+}
+
+/* Sends scounts[j] elements at sdispls[j] extents of sb to each j, receives
+ * rcounts[j] at rdispls[j] of rb from each j; NULL arrays mean nothing. */
+static int ref_exchange(const void *sb, const int *scounts, const int *sdispls, MPI_Datatype st, void *rb,
+                        const int *rcounts, const int *rdispls, MPI_Datatype rt, MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+    int nreq = 0;
+    layout sl = layout_of(st), rl = layout_of(rt);
+    for (int j = 0; j < n; j++)
+        if (rcounts && rcounts[j])
+            PMPI_Irecv((char *)rb + (MPI_Aint)rdispls[j] * rl.extent, rcounts[j], rt, j, 4242, comm, &req[nreq++]);
+    for (int j = 0; j < n; j++)
+        if (scounts && scounts[j])
+            PMPI_Isend((const char *)sb + (MPI_Aint)sdispls[j] * sl.extent, scounts[j], st, j, 4242, comm,
+                       &req[nreq++]);
+    MPI_Status *st_ = malloc(sizeof(MPI_Status) * 2 * (size_t)n);
+    int rc = PMPI_Waitall(nreq, req, st_);
+    free(req), free(st_);
+    return rc;
+}
+
+/* Uniform blocks: count c at block b, for every peer (or only at `only`). */
+static int *uniform(int n, int c, int only, bool displs)
+{
+    int *a = malloc(sizeof(int) * (size_t)n);
+    for (int j = 0; j < n; j++)
+        a[j] = displs ? j * c : (only < 0 || j == only ? c : 0);
+    return a;
+}
+
+static int ref_bcast(void *buf, int c, MPI_Datatype t, int root, MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    int *zero = calloc((size_t)n, sizeof(int)), *cnt = uniform(n, c, -1, false), *one = uniform(n, c, root, false);
+    cnt[root] = 0; /* the root has the data already */
+    int rc = me == root ? ref_exchange(buf, cnt, zero, t, NULL, NULL, NULL, t, comm)
+                        : ref_exchange(NULL, NULL, NULL, t, buf, one, zero, t, comm);
+    free(zero), free(cnt), free(one);
+    return rc;
+}
+
+static int ref_gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int *rcounts, const int *displs,
+                       MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    int *zero = calloc((size_t)n, sizeof(int)), *to_root = uniform(n, sc, root, false);
+    int rc = ref_exchange(sb, to_root, zero, st, rb, me == root ? rcounts : NULL, displs, rt, comm);
+    free(zero), free(to_root);
+    return rc;
+}
+
+static int ref_gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, int root,
+                      MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    int *cnt = uniform(n, rc_, -1, false), *disp = uniform(n, rc_, -1, true);
+    int rc = ref_gatherv(sb, sc, st, rb, cnt, disp, rt, root, comm);
+    free(cnt), free(disp);
+    return rc;
+}
+
+static int ref_allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int *rcounts, const int *displs,
+                          MPI_Datatype rt, MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    int *zero = calloc((size_t)n, sizeof(int)), *to_all = uniform(n, sc, -1, false);
+    int rc = ref_exchange(sb, to_all, zero, st, rb, rcounts, displs, rt, comm);
+    free(zero), free(to_all);
+    return rc;
+}
+
+static int ref_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+                         MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    int *cnt = uniform(n, rc_, -1, false), *disp = uniform(n, rc_, -1, true);
+    int rc = ref_allgatherv(sb, sc, st, rb, cnt, disp, rt, comm);
+    free(cnt), free(disp);
+    return rc;
+}
+
+static int ref_scatterv(const void *sb, const int *scounts, const int *displs, MPI_Datatype st, void *rb, int rc_,
+                        MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    int n, me;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    int *zero = calloc((size_t)n, sizeof(int)), *from_root = uniform(n, rc_, root, false);
+    int rc = ref_exchange(sb, me == root ? scounts : NULL, displs, st, rb, from_root, zero, rt, comm);
+    free(zero), free(from_root);
+    return rc;
+}
+
+static int ref_scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, int root,
+                       MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    int *cnt = uniform(n, sc, -1, false), *disp = uniform(n, sc, -1, true);
+    int rc = ref_scatterv(sb, cnt, disp, st, rb, rc_, rt, root, comm);
+    free(cnt), free(disp);
+    return rc;
+}
+
+static int ref_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    int *scnt = uniform(n, sc, -1, false), *sdisp = uniform(n, sc, -1, true);
+    int *rcnt = uniform(n, rc_, -1, false), *rdisp = uniform(n, rc_, -1, true);
+    int rc = ref_exchange(sb, scnt, sdisp, st, rb, rcnt, rdisp, rt, comm);
+    free(scnt), free(sdisp), free(rcnt), free(rdisp);
+    return rc;
+}
+
+typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*gather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*allgather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+typedef int (*gatherv_fn)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, int,
+                          MPI_Comm);
+typedef int (*allgatherv_fn)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype,
+                             MPI_Comm);
+typedef int (*scatterv_fn)(const void *, const int *, const int *, MPI_Datatype, void *, int, MPI_Datatype, int,
+                           MPI_Comm);
+typedef int (*alltoallv_fn)(const void *, const int *, const int *, MPI_Datatype, void *, const int *, const int *,
+                            MPI_Datatype, MPI_Comm);
+
+static void run_movement(const tcase *tc, int rank, int size)
+{
+    int root = tc->root_pick % size;
+    bool is_root = rank == root;
+    uint64_t salt = tc->salt * 1000003u + (uint64_t)rank;
+    int rc1 = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    MPI_Datatype st, rt;
+    size_t sc, rcnt;
+
+    switch (tc->coll) {
+    case C_BCAST: {
+        size_t count = move_count(tc, 1);
+        move_sides(tc, count, is_root, &st, &sc);
+        bufpair b = pair_alloc(span(st, sc) + 64, is_root, salt);
+        rc1 = MPI_Bcast(b.s, (int)sc, st, root, tc->comm);
+        bcast_fn host = dense_type(st) ? PMPI_Bcast : ref_bcast;
+        rc2 = host(b.h, (int)sc, st, root, tc->comm);
+        compare_bytes(tc, rank, "buffer", b.s, b.h, b.n);
+        pair_free(&b);
+        break;
+    }
+    case C_GATHER:
+    case C_ALLGATHER: {
+        bool all = tc->coll == C_ALLGATHER;
+        size_t count = move_count(tc, size);
+        move_sides(tc, count, true, &st, &sc);
+        move_sides(tc, count, false, &rt, &rcnt);
+        bool receives = all || is_root;
+        bool in_place = tc->in_place && receives;
+        bufpair snd = pair_alloc(span(st, sc) + 64, true, salt);
+        bufpair rcv = pair_alloc(receives ? span(rt, rcnt * (size_t)size) + 64 : 1, false, 0);
+        if (in_place) {
+            /* My block is already where it belongs. */
+            bufpair mine = pair_alloc(span(rt, rcnt * (size_t)size) + 64, true, salt + 7);
+            layout l = layout_of(rt);
+            size_t off = (size_t)rank * rcnt * (size_t)l.extent;
+            memcpy(rcv.s + off, mine.s + off, span(rt, rcnt));
+            memcpy(rcv.h + off, mine.s + off, span(rt, rcnt));
+            pair_free(&mine);
+        }
+        const void *ss = in_place ? MPI_IN_PLACE : snd.s;
+        /* In place, the reference is MPI's equivalent call: my block, copied,
+         * as the send buffer (MPICH 4.0.2 fails in place with derived types). */
+        char *own = in_place ? own_block(rcv.h, rt, (size_t)rank * rcnt, rcnt) : NULL;
+        const void *hs = in_place ? own : snd.h;
+        int hsc = in_place ? (int)rcnt : (int)sc;
+        MPI_Datatype hst = in_place ? rt : st;
+        bool dense = dense_type(hst) && dense_type(rt);
+        if (all) {
+            allgather_fn host = dense ? PMPI_Allgather : ref_allgather;
+            rc1 = MPI_Allgather(ss, (int)sc, st, rcv.s, (int)rcnt, rt, tc->comm);
+            rc2 = host(hs, hsc, hst, rcv.h, (int)rcnt, rt, tc->comm);
+        } else {
+            gather_fn host = dense ? PMPI_Gather : ref_gather;
+            rc1 = MPI_Gather(ss, (int)sc, st, rcv.s, (int)rcnt, rt, root, tc->comm);
+            rc2 = host(hs, hsc, hst, rcv.h, (int)rcnt, rt, root, tc->comm);
+        }
+        free(own);
+        if (receives)
+            compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        compare_bytes(tc, rank, "send buffer", snd.s, snd.h, snd.n);
+        pair_free(&snd), pair_free(&rcv);
+        break;
+    }
+    case C_GATHERV:
+    case C_ALLGATHERV: {
+        bool all = tc->coll == C_ALLGATHERV;
+        size_t count = move_count(tc, 3 * size);
+        rng r = rng_make(tc->salt, (uint64_t)size, 2);
+        vcounts v = make_vcounts(&r, size, count);
+        MPI_Datatype t = tc->mt->type;
+        bool receives = all || is_root;
+        bool in_place = tc->in_place && receives;
+        bufpair snd = pair_alloc(span(t, (size_t)v.counts[rank]) + 64, true, salt);
+        bufpair rcv = pair_alloc(receives ? span(t, v.total) + 64 : 1, false, 0);
+        if (in_place) {
+            layout l = layout_of(t);
+            size_t off = (size_t)v.displs[rank] * (size_t)l.extent;
+            memcpy(rcv.s + off, snd.s, span(t, (size_t)v.counts[rank]));
+            memcpy(rcv.h + off, snd.s, span(t, (size_t)v.counts[rank]));
+        }
+        const void *ss = in_place ? MPI_IN_PLACE : snd.s;
+        char *own = in_place ? own_block(rcv.h, t, (size_t)v.displs[rank], (size_t)v.counts[rank]) : NULL;
+        const void *hs = in_place ? own : snd.h;
+        if (all && size == 1) {
+            /* MPICH 4.0.2 ignores the displacement on one rank (fixed
+             * upstream in pmodels/mpich#6374): the host's point-to-point
+             * gives the reference instead. */
+            layout l = layout_of(t);
+            rc1 = MPI_Allgatherv(ss, v.counts[rank], t, rcv.s, v.counts, v.displs, t, tc->comm);
+            rc2 = PMPI_Sendrecv(hs, v.counts[0], t, 0, 7, rcv.h + (MPI_Aint)v.displs[0] * l.extent, v.counts[0],
+                                t, 0, 7, tc->comm, MPI_STATUS_IGNORE);
+        } else if (all) {
+            allgatherv_fn host = dense_type(t) ? PMPI_Allgatherv : ref_allgatherv;
+            rc1 = MPI_Allgatherv(ss, v.counts[rank], t, rcv.s, v.counts, v.displs, t, tc->comm);
+            rc2 = host(hs, v.counts[rank], t, rcv.h, v.counts, v.displs, t, tc->comm);
+        } else {
+            gatherv_fn host = dense_type(t) ? PMPI_Gatherv : ref_gatherv;
+            rc1 = MPI_Gatherv(ss, v.counts[rank], t, rcv.s, v.counts, v.displs, t, root, tc->comm);
+            rc2 = host(hs, v.counts[rank], t, rcv.h, v.counts, v.displs, t, root, tc->comm);
+        }
+        free(own);
+        if (receives)
+            compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        pair_free(&snd), pair_free(&rcv), free_vcounts(&v);
+        break;
+    }
+    case C_SCATTER: {
+        size_t count = move_count(tc, size);
+        move_sides(tc, count, true, &st, &sc);
+        move_sides(tc, count, false, &rt, &rcnt);
+        bool in_place = tc->in_place && is_root;
+        bufpair snd = pair_alloc(is_root ? span(st, sc * (size_t)size) + 64 : 1, true, salt);
+        bufpair rcv = pair_alloc(span(rt, rcnt) + 64, false, 0);
+        /* In place, the root's reference receives its block into a scratch
+         * buffer: MPI's equivalent call, and the root's buffers stay as they are. */
+        void *sr = in_place ? MPI_IN_PLACE : rcv.s;
+        char *scratch = in_place ? xalloc(span(st, sc) + 64) : NULL;
+        rc1 = MPI_Scatter(snd.s, (int)sc, st, sr, (int)rcnt, rt, root, tc->comm);
+        gather_fn host = dense_type(st) && dense_type(rt) ? PMPI_Scatter : ref_scatter;
+        rc2 = in_place ? host(snd.h, (int)sc, st, scratch, (int)sc, st, root, tc->comm)
+                       : host(snd.h, (int)sc, st, rcv.h, (int)rcnt, rt, root, tc->comm);
+        free(scratch);
+        compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        compare_bytes(tc, rank, "send buffer", snd.s, snd.h, snd.n);
+        pair_free(&snd), pair_free(&rcv);
+        break;
+    }
+    case C_SCATTERV: {
+        size_t count = move_count(tc, 3 * size);
+        rng r = rng_make(tc->salt, (uint64_t)size, 3);
+        vcounts v = make_vcounts(&r, size, count);
+        MPI_Datatype t = tc->mt->type;
+        bool in_place = tc->in_place && is_root;
+        bufpair snd = pair_alloc(is_root ? span(t, v.total) + 64 : 1, true, salt);
+        bufpair rcv = pair_alloc(span(t, (size_t)v.counts[rank]) + 64, false, 0);
+        void *sr = in_place ? MPI_IN_PLACE : rcv.s;
+        char *scratch = in_place ? xalloc(span(t, (size_t)v.counts[rank]) + 64) : NULL;
+        rc1 = MPI_Scatterv(snd.s, v.counts, v.displs, t, sr, v.counts[rank], t, root, tc->comm);
+        scatterv_fn host = dense_type(t) ? PMPI_Scatterv : ref_scatterv;
+        rc2 = host(snd.h, v.counts, v.displs, t, in_place ? scratch : rcv.h, v.counts[rank], t, root, tc->comm);
+        free(scratch);
+        compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        pair_free(&snd), pair_free(&rcv), free_vcounts(&v);
+        break;
+    }
+    case C_ALLTOALL: {
+        size_t count = move_count(tc, 2 * size);
+        move_sides(tc, count, true, &st, &sc);
+        move_sides(tc, count, false, &rt, &rcnt);
+        bool in_place = tc->in_place && !tc->mixed;
+        bufpair snd = pair_alloc(span(st, sc * (size_t)size) + 64, true, salt);
+        bufpair rcv = pair_alloc(span(rt, rcnt * (size_t)size) + 64, in_place, salt + 5);
+        const void *ss = in_place ? MPI_IN_PLACE : snd.s;
+        rc1 = MPI_Alltoall(ss, (int)sc, st, rcv.s, (int)rcnt, rt, tc->comm);
+        if (in_place) {
+            /* The reference is the equivalent call with a copy as the send
+             * buffer: MPICH 4.0.2 fails in place with large derived types
+             * ("Message truncated" in its sendrecv_replace). */
+            char *copy = xalloc(rcv.n);
+            memcpy(copy, rcv.h, rcv.n);
+            rc2 = (dense_type(rt) ? PMPI_Alltoall : ref_alltoall)(copy, (int)rcnt, rt, rcv.h, (int)rcnt, rt, tc->comm);
+            free(copy);
+        } else {
+            allgather_fn host = dense_type(st) && dense_type(rt) ? PMPI_Alltoall : ref_alltoall;
+            rc2 = host(snd.h, (int)sc, st, rcv.h, (int)rcnt, rt, tc->comm);
+        }
+        compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        pair_free(&snd), pair_free(&rcv);
+        break;
+    }
+    case C_ALLTOALLV: {
+        /* Counts form an n x n matrix every rank derives alike: what i sends
+         * to j is what j receives from i. */
+        size_t count = move_count(tc, 3 * size);
+        rng r = rng_make(tc->salt, (uint64_t)size, 4);
+        int n = size;
+        int *matrix = malloc(sizeof(int) * (size_t)n * (size_t)n);
+        for (int i = 0; i < n * n; i++)
+            matrix[i] = rng_int(&r, 0, 4) == 0 ? 0 : rng_int(&r, 0, (int)(2 * count));
+        bool in_place = tc->in_place;
+        if (in_place) /* MPI: in place needs the same counts both ways */
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < i; j++)
+                    matrix[i * n + j] = matrix[j * n + i];
+        int *scounts = malloc(sizeof(int) * (size_t)n), *rcounts = malloc(sizeof(int) * (size_t)n);
+        int *sdispls = malloc(sizeof(int) * (size_t)n), *rdispls = malloc(sizeof(int) * (size_t)n);
+        rng mine = rng_make(tc->salt, (uint64_t)rank, 5);
+        int spos = 0, rpos = 0;
+        for (int j = n - 1; j >= 0; j--) { /* reverse order: displacements not sorted by rank */
+            scounts[j] = matrix[rank * n + j];
+            rcounts[j] = matrix[j * n + rank];
+            spos += rng_int(&mine, 0, 1);
+            rpos += rng_int(&mine, 0, 1);
+            sdispls[j] = spos;
+            rdispls[j] = rpos;
+            spos += scounts[j];
+            rpos += rcounts[j];
+        }
+        MPI_Datatype t = tc->mt->type;
+        bufpair snd = pair_alloc(span(t, (size_t)spos) + 64, true, salt);
+        bufpair rcv = pair_alloc(span(t, (size_t)rpos) + 64, in_place, salt + 9);
+        const void *ss = in_place ? MPI_IN_PLACE : snd.s;
+        rc1 = MPI_Alltoallv(ss, scounts, sdispls, t, rcv.s, rcounts, rdispls, t, tc->comm);
+        if (in_place) { /* as for alltoall: a copy as the reference's send buffer */
+            char *copy = xalloc(rcv.n);
+            memcpy(copy, rcv.h, rcv.n);
+            rc2 = (dense_type(t) ? PMPI_Alltoallv : ref_exchange)(copy, rcounts, rdispls, t, rcv.h, rcounts, rdispls, t,
+                                                              tc->comm);
+            free(copy);
+        } else {
+            alltoallv_fn host = dense_type(t) ? PMPI_Alltoallv : ref_exchange;
+            rc2 = host(snd.h, scounts, sdispls, t, rcv.h, rcounts, rdispls, t, tc->comm);
+        }
+        compare_bytes(tc, rank, "receive buffer", rcv.s, rcv.h, rcv.n);
+        pair_free(&snd), pair_free(&rcv);
+        free(matrix), free(scounts), free(rcounts), free(sdispls), free(rdispls);
+        break;
+    }
+    }
+    if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)
+        report(tc, rank, "return code", 0, "not MPI_SUCCESS");
+}
+
+static void run_case(tcase *tc, int comm_index)
+{
+    tc->comm = comms[comm_index];
+    tc->comm_name = comm_names[comm_index];
+    int rank, size;
+    MPI_Comm_rank(tc->comm, &rank);
+    MPI_Comm_size(tc->comm, &size);
+    if (verbose_cases && world_rank == 0)
+        fprintf(stderr, "case %ld: %s on %s, %s %s, %zu bytes, in_place %d\n", tc->id, coll_names[tc->coll],
+                tc->comm_name, tc->rt ? tc->rt->name : tc->mt ? tc->mt->name : "-", tc->op ? tc->op->name : "",
+                tc->bytes, tc->in_place);
+    if (tc->coll == C_BARRIER)
+        run_barrier(tc, rank, size);
+    else if (is_reduction(tc->coll))
+        run_reduction(tc, rank, size);
+    else
+        run_movement(tc, rank, size);
+    cases_run++;
+}
+
+/* A random case for collective c (from the shared rng: alike on every rank). */
+static tcase random_case(rng *r, long id, int c, size_t bytes)
+{
+    tcase tc = {.id = id, .coll = c, .bytes = bytes, .salt = rng_next(r)};
+    tc.root_pick = rng_int(r, 0, 1 << 20);
+    tc.in_place = rng_int(r, 0, 2) == 0;
+    if (is_reduction(c)) {
+        do {
+            tc.rt = &red_types[rng_int(r, 0, n_red_types - 1)];
+            tc.op = &ops[rng_int(r, 0, n_ops - 1)];
+        } while (!op_allowed(tc.rt, tc.op->op));
+        tc.random_floats = (tc.rt->cat == CAT_FLOAT || tc.rt->cat == CAT_CPLX) &&
+                           (tc.op->op == MPI_SUM || tc.op->op == MPI_PROD) && rng_int(r, 0, 2) == 0;
+    } else {
+        tc.mt = &move_types[rng_int(r, 0, n_move_types - 1)];
+        tc.mixed = c != C_GATHERV && c != C_ALLGATHERV && c != C_SCATTERV && c != C_ALLTOALLV &&
+                   rng_int(r, 0, 5) == 0;
+    }
+    return tc;
+}
+
+static const size_t size_classes[] = {0, 1, 3, 8, 17, 64, 100, 1000, 4096, 4099, 16384, 65536, 100003,
+                                      262144, 1 << 20, (3 << 20) + 5, 1 << 22, 1 << 24};
+#define N_SIZES (sizeof size_classes / sizeof size_classes[0])
+
+static long next_id;
+
+static void phase_systematic(uint64_t seed)
+{
+    rng r = rng_make(seed, 11, 0);
+    int comm_index = 0;
+    /* Every reduction datatype with every op valid on it, all three reductions. */
+    for (int t = 0; t < n_red_types; t++)
+        for (int o = 0; o < n_ops; o++) {
+            if (!op_allowed(&red_types[t], ops[o].op))
+                continue;
+            for (int c = C_REDUCE; c <= C_RSB; c++) {
+                tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 1, 300));
+                tc.rt = &red_types[t];
+                tc.op = &ops[o];
+                tc.random_floats = false;
+                run_case(&tc, comm_index++ % N_COMMS);
+            }
+        }
+    /* Every movement datatype with every movement collective, in place and not. */
+    for (int m = 0; m < n_move_types; m++)
+        for (int c = C_BCAST; c < C_COUNT; c++) {
+            if (is_reduction(c))
+                continue;
+            for (int ip = 0; ip < 2; ip++) {
+                tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 1, 700));
+                tc.mt = &move_types[m];
+                tc.mixed = false;
+                tc.in_place = ip;
+                run_case(&tc, comm_index++ % N_COMMS);
+            }
+        }
+    /* Mixed send/receive datatypes with matching signatures. */
+    const int mixed_colls[] = {C_BCAST, C_GATHER, C_ALLGATHER, C_SCATTER, C_ALLTOALL};
+    for (size_t i = 0; i < sizeof mixed_colls / sizeof mixed_colls[0]; i++) {
+        tcase tc = random_case(&r, next_id++, mixed_colls[i], (size_t)rng_int(&r, 1, 5000));
+        tc.mt = &move_types[0];
+        tc.mixed = true;
+        run_case(&tc, comm_index++ % N_COMMS);
+    }
+    /* Every root of every rooted collective on every communicator. */
+    const int rooted[] = {C_BCAST, C_REDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV};
+    for (int ci = 0; ci < N_COMMS; ci++)
+        for (int root = 0; root < world_size; root++)
+            for (size_t i = 0; i < sizeof rooted / sizeof rooted[0]; i++) {
+                tcase tc = random_case(&r, next_id++, rooted[i], (size_t)rng_int(&r, 1, 2000));
+                tc.root_pick = root;
+                run_case(&tc, ci);
+            }
+    /* Barriers on every communicator. */
+    for (int ci = 0; ci < N_COMMS; ci++) {
+        tcase tc = random_case(&r, next_id++, C_BARRIER, 0);
+        run_case(&tc, ci);
+    }
+}
+
+static void phase_sizes(uint64_t seed)
+{
+    rng r = rng_make(seed, 22, 0);
+    int comm_index = 0;
+    for (size_t s = 0; s < N_SIZES; s++) {
+        if (size_classes[s] > max_bytes)
+            continue;
+        for (int c = C_BCAST; c < C_COUNT; c++) {
+            tcase tc = random_case(&r, next_id++, c, size_classes[s]);
+            run_case(&tc, comm_index++ % N_COMMS);
+        }
+    }
+}
+
+static void phase_random(uint64_t seed, long n)
+{
+    rng r = rng_make(seed, 33, 0);
+    for (long i = 0; i < n; i++) {
+        int c = rng_int(&r, 0, C_COUNT - 1);
+        /* Mostly small, sometimes large: a log-uniform size. */
+        size_t bytes = rng_int(&r, 0, 9) == 0 ? 0 : (size_t)exp(rng_unit(&r) * log((double)max_bytes / 4));
+        tcase tc = random_case(&r, next_id++, c, bytes);
+        run_case(&tc, rng_int(&r, 0, N_COMMS - 1));
+    }
+}
+
+/* Random small collectives on communicators created and freed at random. */
+static void phase_soak(uint64_t seed, long n)
+{
+    rng r = rng_make(seed, 44, 0);
+    MPI_Comm live[6];
+    int nlive = 0;
+    size_t saved_max = max_bytes;
+    max_bytes = 1 << 16;
+    for (long i = 0; i < n; i++) {
+        int what = rng_int(&r, 0, 19);
+        if (what == 0 && nlive < 6) {
+            int color = rng_int(&r, 1, 3), key = rng_int(&r, 0, 1);
+            MPI_Comm parent = nlive && rng_int(&r, 0, 1) ? live[rng_int(&r, 0, nlive - 1)] : MPI_COMM_WORLD;
+            int prank;
+            MPI_Comm_rank(parent, &prank);
+            MPI_Comm_split(parent, prank % color, key ? -prank : prank, &live[nlive]);
+            nlive++;
+            continue;
+        }
+        if (what == 1 && nlive) {
+            int k = rng_int(&r, 0, nlive - 1);
+            MPI_Comm_free(&live[k]);
+            live[k] = live[--nlive];
+            continue;
+        }
+        if (what == 2 && nlive < 6) {
+            MPI_Comm parent = nlive ? live[0] : MPI_COMM_WORLD;
+            MPI_Comm_dup(parent, &live[nlive]);
+            nlive++;
+            continue;
+        }
+        int c = rng_int(&r, 0, C_COUNT - 1);
+        tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 0, 3000));
+        int pick = rng_int(&r, 0, nlive);
+        if (pick < nlive) {
+            tc.comm = live[pick];
+            tc.comm_name = "soak";
+            int rank, size;
+            MPI_Comm_rank(tc.comm, &rank);
+            MPI_Comm_size(tc.comm, &size);
+            if (c == C_BARRIER)
+                run_barrier(&tc, rank, size);
+            else if (is_reduction(c))
+                run_reduction(&tc, rank, size);
+            else
+                run_movement(&tc, rank, size);
+            cases_run++;
+        } else {
+            run_case(&tc, rng_int(&r, 0, N_COMMS - 1));
+        }
+    }
+    while (nlive)
+        MPI_Comm_free(&live[--nlive]);
+    max_bytes = saved_max;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    long ncases = 200, soak = 0;
+    const char *phases = "abc";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
+            ncases = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+            max_bytes = (size_t)atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--phases") && i + 1 < argc)
+            phases = argv[++i];
+        else if (!strcmp(argv[i], "--soak") && i + 1 < argc)
+            soak = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose_cases = true;
+        else if (!strcmp(argv[i], "--full")) {
+            ncases = 5000;
+            phases = "abc";
+        } else {
+            if (world_rank == 0)
+                fprintf(stderr, "coll_check: unknown argument %s\n", argv[i]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (getenv("SHOAL_TEST_FULL"))
+        ncases *= 10;
+    /* Every rank must replay the same cases: rank 0's seed wins. */
+    PMPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (world_rank == 0)
+        printf("coll_check: %d ranks, seed %llu (rerun with --seed %llu)\n", world_size, (unsigned long long)seed,
+               (unsigned long long)seed);
+    fflush(stdout);
+
+    setup_types();
+    comms[0] = MPI_COMM_WORLD;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank < world_size / 2, world_rank, &comms[2]);
+    int odd_color = world_size >= 4 ? world_rank < 3 : world_rank == 0;
+    MPI_Comm_split(MPI_COMM_WORLD, odd_color, -world_rank, &comms[3]);
+
+    double t0 = MPI_Wtime();
+    if (strchr(phases, 'a'))
+        phase_systematic(seed);
+    if (strchr(phases, 'b'))
+        phase_sizes(seed);
+    if (strchr(phases, 'c'))
+        phase_random(seed, ncases);
+    if (soak)
+        phase_soak(seed, soak);
+
+    long total_failures = 0;
+    PMPI_Allreduce(&failures, &total_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (world_rank == 0)
+        printf("coll_check: %ld cases, %ld mismatches, %.1f s\n", cases_run, total_failures, MPI_Wtime() - t0);
+    for (int i = 1; i < N_COMMS; i++)
+        MPI_Comm_free(&comms[i]);
+    MPI_Finalize();
+    return total_failures ? 1 : 0;
+}
