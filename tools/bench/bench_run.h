@@ -32,6 +32,7 @@ struct size_result {
     double difference_us, difference_ci95_us;
     /* Pairs in all, and those where shoal was faster or slower: a sign test. */
     int pairs, pairs_shoal_faster, pairs_shoal_slower;
+    double median_speedup; /* median over pairs of host time / shoal time */
     long errors_host, errors_shoal; /* results that failed validation, all ranks */
 };
 

@@ -360,13 +360,39 @@ static double timed_copy(struct bench_context *ctx, size_t bytes, int repeat)
     return stop - start;
 }
 
-/* Differences host - shoal of adjacent calls, one per pair: the figures of
- * a paired comparison. Both paths saw the same moment of the machine in a
- * pair, so the differences carry little of its noise. */
-struct paired_differences {
-    double *seconds;
+/* The two paths' times in each pair of adjacent calls: the figures of a
+ * paired comparison. Both paths saw the same moment of the machine in a
+ * pair, so comparing within pairs removes most of its noise. */
+struct paired_times {
+    double *host, *shoal; /* seconds per operation, one per pair */
     int count;
 };
+
+static struct paired_times paired_alloc(int capacity)
+{
+    struct paired_times p = {calloc((size_t)capacity, sizeof(double)),
+                             calloc((size_t)capacity, sizeof(double)), 0};
+    return p;
+}
+
+static void paired_add(struct paired_times *p, double host, double shoal)
+{
+    p->host[p->count] = host;
+    p->shoal[p->count] = shoal;
+    p->count++;
+}
+
+static void paired_free(struct paired_times *p)
+{
+    free(p->host);
+    free(p->shoal);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 /* Two-sided 95 % quantile of Student's t: few pairs (pt2pt chunks) need a
  * wider interval than the normal 1.96. */
@@ -390,37 +416,57 @@ static double student_t95(int degrees_of_freedom)
     return 1.980;
 }
 
-/* Fills the row's paired figures from the differences: rank 0's alone for
- * pt2pt (only rank 0 times, as in OSU), else each pair's average over ranks.
- * The mean has a Student-t 95 % interval; the pair counts feed a sign test,
- * which a few descheduled calls (milliseconds each) cannot sway the way
- * they sway a mean. */
-static void paired_summary(struct bench_context *ctx, struct paired_differences *d,
-                           bool rank0_only, struct size_result *row)
+/* Fills the row's paired figures: rank 0's pairs alone for pt2pt (only rank
+ * 0 times, as in OSU), else each pair averaged over ranks. The mean
+ * difference gets a Student-t 95 % interval; the pair counts feed a sign
+ * test, and the median over pairs of host/shoal time is the typical
+ * speedup. A few descheduled calls (milliseconds each) move a mean, not a
+ * majority nor a median. */
+static void paired_summary(struct bench_context *ctx, struct paired_times *p, bool rank0_only,
+                           struct size_result *row)
 {
     if (rank0_only) {
-        PMPI_Bcast(&d->count, 1, MPI_INT, 0, ctx->comm);
-        PMPI_Bcast(d->seconds, d->count, MPI_DOUBLE, 0, ctx->comm);
+        PMPI_Bcast(&p->count, 1, MPI_INT, 0, ctx->comm);
+        PMPI_Bcast(p->host, p->count, MPI_DOUBLE, 0, ctx->comm);
+        PMPI_Bcast(p->shoal, p->count, MPI_DOUBLE, 0, ctx->comm);
     } else {
-        PMPI_Allreduce(MPI_IN_PLACE, d->seconds, d->count, MPI_DOUBLE, MPI_SUM, ctx->comm);
-        for (int k = 0; k < d->count; k++)
-            d->seconds[k] /= ctx->nprocs;
+        PMPI_Allreduce(MPI_IN_PLACE, p->host, p->count, MPI_DOUBLE, MPI_SUM, ctx->comm);
+        PMPI_Allreduce(MPI_IN_PLACE, p->shoal, p->count, MPI_DOUBLE, MPI_SUM, ctx->comm);
+        for (int k = 0; k < p->count; k++) {
+            p->host[k] /= ctx->nprocs;
+            p->shoal[k] /= ctx->nprocs;
+        }
     }
+    int n = p->count;
     double sum = 0, squares = 0;
-    row->pairs = d->count;
+    double *ratios = calloc((size_t)(n ? n : 1), sizeof(double));
+    int nratios = 0;
+    row->pairs = n;
     row->pairs_shoal_faster = row->pairs_shoal_slower = 0;
-    for (int k = 0; k < d->count; k++) {
-        sum += d->seconds[k];
-        row->pairs_shoal_faster += d->seconds[k] > 0;
-        row->pairs_shoal_slower += d->seconds[k] < 0;
+    for (int k = 0; k < n; k++) {
+        double d = p->host[k] - p->shoal[k];
+        sum += d;
+        row->pairs_shoal_faster += d > 0;
+        row->pairs_shoal_slower += d < 0;
+        if (p->shoal[k] > 0 && p->host[k] > 0)
+            ratios[nratios++] = p->host[k] / p->shoal[k];
     }
-    double mean = d->count ? sum / d->count : NAN;
-    for (int k = 0; k < d->count; k++)
-        squares += (d->seconds[k] - mean) * (d->seconds[k] - mean);
+    double mean = n ? sum / n : NAN;
+    for (int k = 0; k < n; k++) {
+        double d = p->host[k] - p->shoal[k];
+        squares += (d - mean) * (d - mean);
+    }
     row->difference_us = 1e6 * mean;
     row->difference_ci95_us =
-        d->count > 1 ? 1e6 * student_t95(d->count - 1) * sqrt(squares / (d->count - 1) / d->count)
-                     : NAN;
+        n > 1 ? 1e6 * student_t95(n - 1) * sqrt(squares / (n - 1) / n) : NAN;
+    if (nratios) {
+        qsort(ratios, (size_t)nratios, sizeof(double), compare_doubles);
+        row->median_speedup = nratios % 2 ? ratios[nratios / 2]
+                                          : 0.5 * (ratios[nratios / 2 - 1] + ratios[nratios / 2]);
+    } else {
+        row->median_speedup = NAN;
+    }
+    free(ratios);
 }
 
 /* Per-rank averages -> average, min and max across ranks, on every rank. */
@@ -477,7 +523,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
             logs[p].left = malloc(sizeof(double) * (size_t)calls);
         }
 
-    struct paired_differences pairs = {calloc((size_t)iterations, sizeof(double)), 0};
+    struct paired_times pairs = paired_alloc(iterations);
     for (int it = -warmup; it < iterations; it++) {
         double t[2];
         for (int k = 0; k < 2; k++) {
@@ -488,7 +534,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
         if (it >= 0) {
             seconds[PATH_HOST] += t[PATH_HOST];
             seconds[PATH_SHOAL] += t[PATH_SHOAL];
-            pairs.seconds[pairs.count++] = t[PATH_HOST] - t[PATH_SHOAL];
+            paired_add(&pairs, t[PATH_HOST], t[PATH_SHOAL]);
         }
         if (copy_bytes > 0) {
             double copy_time = timed_copy(ctx, copy_bytes, 1);
@@ -509,7 +555,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
     row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
     paired_summary(ctx, &pairs, false, row);
-    free(pairs.seconds);
+    paired_free(&pairs);
     finish_row(ctx, id, row, errors);
 }
 
@@ -644,7 +690,7 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
     size_t copy_bytes = (size_t)floor(row->bound_bytes);
     /* Latency: per one-way message; bw: per window. */
     double operations_per_iteration = id == BENCH_LATENCY ? 2.0 : 1.0;
-    struct paired_differences pairs = {calloc((size_t)chunks, sizeof(double)), 0};
+    struct paired_times pairs = paired_alloc(chunks);
     for (int c = 0; c < chunks; c++) {
         /* Spread the iterations over the chunks, the first ones taking the remainder. */
         int count = iterations / chunks + (c < iterations % chunks);
@@ -657,8 +703,8 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
             check_chunk(ctx, id, size, site.path, seed, &errors[site.path]);
         }
         if (ctx->rank == 0)
-            pairs.seconds[pairs.count++] =
-                (t[PATH_HOST] - t[PATH_SHOAL]) / (count * operations_per_iteration);
+            paired_add(&pairs, t[PATH_HOST] / (count * operations_per_iteration),
+                       t[PATH_SHOAL] / (count * operations_per_iteration));
         /* The bound: ranks 0 and 1 each copy half of every message. */
         if (copy_bytes > 0) {
             double copy_time = timed_copy(ctx, copy_bytes, count * window);
@@ -671,7 +717,7 @@ static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size
     double figures[3] = {seconds[0], seconds[1], copy_seconds};
     PMPI_Bcast(figures, 3, MPI_DOUBLE, 0, ctx->comm);
     paired_summary(ctx, &pairs, true, row);
-    free(pairs.seconds);
+    paired_free(&pairs);
     double latency = ctx->facts.core_latency_us > 0 ? ctx->facts.core_latency_us : 0;
     if (id == BENCH_LATENCY) {
         for (int p = 0; p < 2; p++) {

@@ -71,8 +71,8 @@ void output_table_header(const struct bench_context *ctx, enum bench_id id)
         printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(us)", "shoal(us)", "Speedup",
                "Bound(us)", "shoal/Bound");
     if (ctx->opt->full)
-        printf("%14s%14s%14s%14s%12s%18s", "Host Min", "Host Max", "shoal Min", "shoal Max",
-               "Iterations", "Host-shoal(us)");
+        printf("%14s%14s%14s%14s%12s%18s%10s", "Host Min", "Host Max", "shoal Min",
+               "shoal Max", "Iterations", "Host-shoal(us)", "Median");
     printf("\n");
     fflush(stdout);
 }
@@ -85,9 +85,9 @@ void output_table_row(const struct bench_context *ctx, enum bench_id id,
     printf("%-10zu%16.2f%16.2f%10.2f%16.2f%14.2f", row->size, row->host.avg, row->shoal.avg,
            row->speedup, row->bound, row->times_bound);
     if (ctx->opt->full)
-        printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f", row->host.min, row->host.max,
-               row->shoal.min, row->shoal.max, row->iterations, row->difference_us,
-               row->difference_ci95_us);
+        printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f%10.2f", row->host.min,
+               row->host.max, row->shoal.min, row->shoal.max, row->iterations,
+               row->difference_us, row->difference_ci95_us, row->median_speedup);
     if (row->errors_host || row->errors_shoal)
         printf("  FAILED validation (host %ld, shoal %ld)", row->errors_host, row->errors_shoal);
     printf("\n");
@@ -222,8 +222,11 @@ int output_json(const struct bench_context *ctx, const char *path)
             fputs(", \"difference_ci95_us\": ", out);
             json_number(out, row->difference_ci95_us);
             fprintf(out,
-                    ", \"pairs\": {\"count\": %d, \"shoal_faster\": %d, \"shoal_slower\": %d}",
+                    ", \"pairs\": {\"count\": %d, \"shoal_faster\": %d, \"shoal_slower\": %d, "
+                    "\"median_speedup\": ",
                     row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower);
+            json_number(out, row->median_speedup);
+            fputs("}", out);
             fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s}",
                     row->errors_host, row->errors_shoal,
                     row->errors_host + row->errors_shoal == 0 ? "true" : "false");
@@ -248,7 +251,7 @@ int output_csv(const struct bench_context *ctx, const char *path)
     fputs("mpi,mpi_version,processes,shoal_version,shoal_commit,shoal_enabled,benchmark,unit,"
           "size,iterations,host_avg,host_min,host_max,shoal_avg,shoal_min,shoal_max,bound,"
           "bound_bytes,memcpy_us,speedup,shoal_over_bound,difference_us,difference_ci95_us,pairs,"
-          "pairs_shoal_faster,pairs_shoal_slower,valid\n",
+          "pairs_shoal_faster,pairs_shoal_slower,median_speedup,valid\n",
           out);
     for (int id = 0; id < BENCH_COUNT; id++) {
         const struct bench_result *r = &ctx->results[id];
@@ -256,7 +259,7 @@ int output_csv(const struct bench_context *ctx, const char *path)
             const struct size_result *row = &r->sizes[k];
             fprintf(out,
                     "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,"
-                    "%d,%d,%d,%d\n",
+                    "%d,%d,%d,%g,%d\n",
                     f->mpi_name, f->mpi_version, f->nprocs, f->shoal_version, f->shoal_commit,
                     f->shoal_enabled, bench_name(id),
                     bench_kind_of(id) == KIND_BANDWIDTH ? "MB/s" : "us", row->size,
@@ -264,7 +267,7 @@ int output_csv(const struct bench_context *ctx, const char *path)
                     row->shoal.min, row->shoal.max, row->bound, row->bound_bytes, row->memcpy_us,
                     row->speedup, row->times_bound, row->difference_us, row->difference_ci95_us,
                     row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower,
-                    row->errors_host + row->errors_shoal == 0);
+                    row->median_speedup, row->errors_host + row->errors_shoal == 0);
         }
     }
     return fclose(out) == 0 ? 0 : -1;

@@ -65,19 +65,27 @@ def sign_test_says(pairs):
     return 1 if faster > slower else -1
 
 
+def typical_speedup(row):
+    """The median over pairs of adjacent calls of host time / shoal time:
+    what shoal does to a typical call. Runs without pairs fall back to the
+    ratio of the OSU averages."""
+    pairs = row.get("pairs") or {}
+    median = pairs.get("median_speedup")
+    return median if median is not None else row.get("speedup")
+
+
 def verdict(row, tie):
     """win, tie, lose, or wrong (failed validation: no speedup to speak of).
 
-    A win needs two things to agree: the OSU averages say shoal is at least
-    1 + tie times as fast, and a sign test over the pairs of adjacent calls
-    says shoal was faster in more pairs than chance allows. A loss is the same
-    the other way; anything else is a tie. The averages alone would turn a few
-    descheduled calls (milliseconds each) into wins and losses between two
-    identical paths; a majority of pairs cannot be moved that way, and a real
-    difference shows in nearly every pair."""
+    A win needs two things to agree: the typical call is at least 1 + tie
+    times as fast under shoal (median over pairs of adjacent calls), and a
+    sign test over the pairs says shoal was faster in more of them than chance
+    allows. A loss is the same the other way; anything else is a tie. The
+    OSU averages are not used here: a few descheduled calls (milliseconds
+    each) would make wins and losses between two identical paths."""
     if not row["valid"]:
         return "wrong"
-    speedup = row.get("speedup")
+    speedup = typical_speedup(row)
     if speedup is None or "pairs" not in row:
         return "tie"
     majority = sign_test_says(row["pairs"])
@@ -127,7 +135,7 @@ def size_axis(ax, sizes):
     ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
 
 
-def plot_figures_panel(ax, bench, rows, title):
+def plot_figures_panel(ax, bench, rows, title, tie):
     """Latency (lower is better) or bandwidth (higher is better) against size."""
     unit = bench["unit"]
     sizes = [r["size"] for r in rows]
@@ -137,13 +145,14 @@ def plot_figures_panel(ax, bench, rows, title):
     ax.plot(sizes, host, "o-", color=COLOUR_HOST, lw=2, ms=4, label="host MPI")
     ax.plot(sizes, shoal, "s-", color=COLOUR_SHOAL, lw=2, ms=4, label="shoal")
     ax.plot(sizes, bound, "--", color=COLOUR_BOUND, lw=1.2, label="physical bound")
-    # Shade the gap between the two paths in the colour of who is ahead.
+    # Mark the gap between the two paths only where the verdict is a win or a
+    # loss: shading every gap would paint noise as a result.
     bandwidth = bench["kind"] == "bandwidth"
-    shoal_ahead = [(s > h) if bandwidth else (s < h) for s, h in zip(shoal, host)]
-    ax.fill_between(sizes, host, shoal, where=shoal_ahead, interpolate=True,
-                    color=COLOUR_WIN, alpha=0.25, lw=0)
-    ax.fill_between(sizes, host, shoal, where=[not a for a in shoal_ahead], interpolate=True,
-                    color=COLOUR_LOSE, alpha=0.25, lw=0)
+    for r in rows:
+        v = verdict(r, tie)
+        if v in ("win", "lose"):
+            ax.vlines(r["size"], r["host"]["avg"], r["shoal"]["avg"], color=VERDICT_COLOUR[v],
+                      lw=6, alpha=0.35, zorder=1)
     for r in rows:
         if not r["valid"]:
             ax.plot([r["size"]], [r["shoal"]["avg"]], "X", color=COLOUR_WRONG, ms=11, zorder=5)
@@ -165,7 +174,7 @@ def speedup_limits(speedups):
 def plot_speedup_panel(ax, rows, tie, xpositions=None, xlabels=None):
     """Bars from 1 to the speedup on a log axis, so 2x faster and 2x slower
     are the same length; bands say where each verdict lies."""
-    speedups = [r["speedup"] if r.get("speedup") else 1.0 for r in rows]
+    speedups = [typical_speedup(r) or 1.0 for r in rows]
     low, high = speedup_limits(speedups)
     ax.set_yscale("log", base=2)
     ax.set_ylim(low, high)
@@ -189,7 +198,7 @@ def plot_speedup_panel(ax, rows, tie, xpositions=None, xlabels=None):
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
-    ax.set_ylabel("speedup of shoal\n(host time / shoal time)")
+    ax.set_ylabel("speedup of shoal, typical call\n(median host / shoal time)")
     if xlabels is not None:
         ax.set_xticks(xpositions)
         ax.set_xticklabels(xlabels)
@@ -240,11 +249,11 @@ def draw_benchmark(name, runs, out_dir, tie):
         plotted = [r for r in rows if r["size"] > 0]
         if not plotted:
             continue
-        plot_figures_panel(axes[0][col], bench, plotted, title)
+        plot_figures_panel(axes[0][col], bench, plotted, title, tie)
         plot_speedup_panel(axes[1][col], plotted, tie)
     operation = columns[0][1]["operation"]
     fig.suptitle(f"{name}: shoal against the host MPI\n{operation}", fontsize=12)
-    legend = [Patch(color=COLOUR_WIN, label=f"shoal wins (> {1 + tie:g}x, most call pairs agree)"),
+    legend = [Patch(color=COLOUR_WIN, label=f"shoal wins (> {1 + tie:g}x, most pairs agree)"),
               Patch(color=COLOUR_TIE, label=f"tie (within {tie:.0%}, or noise)"),
               Patch(color=COLOUR_LOSE, label="shoal loses"),
               Patch(color=COLOUR_WRONG, label="wrong result (failed validation)")]
@@ -270,9 +279,13 @@ def summary_line(rows, tie):
         counts[verdict(r, tie)] += 1
     wins = [r for r in rows if verdict(r, tie) == "win"]
     losses = [r for r in rows if verdict(r, tie) == "lose"]
-    best = max(wins, key=lambda r: r["speedup"], default=None)
-    worst = min(losses, key=lambda r: r["speedup"], default=None)
+    best = max(wins, key=typical_speedup, default=None)
+    worst = min(losses, key=typical_speedup, default=None)
     return counts, best, worst
+
+
+def speedup_text(row):
+    return f"{typical_speedup(row):.2f}x at {human_size(row['size'])}" if row else "-"
 
 
 def write_markdown(runs, pictures, out_dir, tie):
@@ -288,12 +301,13 @@ def write_markdown(runs, pictures, out_dir, tie):
                   "failed validation; their times are not figures.", ""]
 
     lines += ["## Where shoal wins, ties and loses", "",
-              f"A size is a win when shoal is at least {1 + tie:g}x as fast as the host MPI, "
-              f"a loss when it is at least {1 + tie:g}x slower, a tie otherwise. The two "
-              "paths alternate call by call, so each pair of adjacent calls says which path "
-              "was faster at that moment; a win or a loss also needs a majority of pairs to "
-              "agree (a sign test at 5 %). Without it the difference is noise, a tie "
-              "whatever its size.", "",
+              "The two paths alternate call by call, so each pair of adjacent calls says "
+              "how the two compared at that moment. A size is a win when the typical pair "
+              f"(the median of host time / shoal time) has shoal at least {1 + tie:g}x as "
+              "fast and significantly more pairs have shoal faster than slower (a sign test "
+              f"at 5 %); a loss when shoal is {1 + tie:g}x slower the same way; a tie "
+              "otherwise. The tables also give OSU's averages, whose ratio can be swayed by "
+              "a few descheduled calls; the verdicts are not.", "",
               "| benchmark | host MPI | wins | ties | losses | wrong | largest win | "
               "largest loss |", "|---|---|---|---|---|---|---|---|"]
     for name in pictures:
@@ -302,9 +316,7 @@ def write_markdown(runs, pictures, out_dir, tie):
             if not bench:
                 continue
             counts, best, worst = summary_line(bench["results"], tie)
-            best_text = f"{best['speedup']:.2f}x at {human_size(best['size'])}" if best else "-"
-            worst_text = (f"{worst['speedup']:.2f}x at {human_size(worst['size'])}"
-                          if worst else "-")
+            best_text, worst_text = speedup_text(best), speedup_text(worst)
             lines.append(f"| [{name}](#{name}) | {run_label(run)} | {counts['win']} | "
                          f"{counts['tie']} | {counts['lose']} | {counts['wrong']} | "
                          f"{best_text} | {worst_text} |")
@@ -335,12 +347,13 @@ def write_markdown(runs, pictures, out_dir, tie):
               "(for `bw`, bandwidth: higher is better). Grey circles: the host MPI; blue "
               "squares: shoal; black dashes: the physical bound, the time one core needs "
               "to memcpy the bytes that one rank must at least move (never less than one "
-              "cache-line transfer between two cores). The gap between the two paths is "
-              "shaded green where shoal is ahead and red where it is behind.", "",
-              "Bottom: speedup of shoal over the host MPI, on a log scale so that 2x faster "
-              "and 2x slower bars are the same length. Green bars: shoal wins; grey: tie; "
-              "red: shoal loses. The `shoal/bound` column says how far from the physics "
-              "shoal still is (1.0 would be a perfect implementation).", ""]
+              "cache-line transfer between two cores). At sizes where shoal wins or loses, "
+              "the gap between the two paths is marked green or red.", "",
+              "Bottom: speedup of shoal over the host MPI for a typical call (the median "
+              "over pairs of adjacent calls), on a log scale so that 2x faster and 2x slower "
+              "bars are the same length. Green bars: shoal wins; grey: tie; red: shoal "
+              "loses. The `shoal/bound` column says how far from the physics shoal still is "
+              "(1.0 would be a perfect implementation).", ""]
 
     for name in pictures:
         lines += [f"## {name}", "", f"![{name}]({pictures[name]})", ""]
@@ -356,16 +369,17 @@ def write_markdown(runs, pictures, out_dir, tie):
                 lines += [f"_{bench['validation_note']}_", ""]
             ratio = "bound/shoal" if bandwidth else "shoal/bound"
             lines += [f"| size (B) | host MPI ({unit}) | shoal ({unit}) | speedup | "
-                      f"bound ({unit}) | {ratio} | host - shoal (us) | verdict |",
-                      "|---:|---:|---:|---:|---:|---:|---:|---|"]
+                      f"bound ({unit}) | {ratio} | typical speedup | pairs shoal faster | "
+                      "verdict |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
             for r in bench["results"]:
                 v = verdict(r, tie)
-                difference = (f"{fmt(r.get('difference_us'))} ± {fmt(r.get('difference_ci95_us'))}"
-                              if r.get("difference_us") is not None else "n/a")
+                pairs = r.get("pairs") or {}
+                share = (f"{pairs['shoal_faster']} / {pairs['count']}" if pairs.get("count")
+                         else "n/a")
                 lines.append(f"| {r['size']} | {fmt(r['host']['avg'])} | {fmt(r['shoal']['avg'])} "
                              f"| {fmt(r.get('speedup'))} | {fmt(r['bound'])} | "
-                             f"{fmt(r.get('shoal_over_bound'))} | {difference} | "
-                             f"{VERDICT_TEXT[v]} |")
+                             f"{fmt(r.get('shoal_over_bound'))} | {fmt(typical_speedup(r))} | "
+                             f"{share} | {VERDICT_TEXT[v]} |")
             lines.append("")
     path = os.path.join(out_dir, "report.md")
     with open(path, "w") as f:
@@ -406,8 +420,7 @@ def print_summary(runs, pictures, tie):
             if not bench:
                 continue
             counts, best, worst = summary_line(bench["results"], tie)
-            best_text = f"{best['speedup']:.2f}x at {human_size(best['size'])}" if best else "-"
-            worst_text = f"{worst['speedup']:.2f}x at {human_size(worst['size'])}" if worst else "-"
+            best_text, worst_text = speedup_text(best), speedup_text(worst)
             print(f"{name:<22}{run_label(run):<16}{counts['win']:>5}{counts['tie']:>6}"
                   f"{counts['lose']:>8}{counts['wrong']:>7}   {best_text:<16}{worst_text}")
     for run in runs:
