@@ -370,8 +370,8 @@ struct paired_times {
 
 static struct paired_times paired_alloc(int capacity)
 {
-    struct paired_times p = {calloc((size_t)capacity, sizeof(double)),
-                             calloc((size_t)capacity, sizeof(double)), 0};
+    size_t n = capacity > 0 ? (size_t)capacity : 1; /* counts are >= 1 (options) */
+    struct paired_times p = {calloc(n, sizeof(double)), calloc(n, sizeof(double)), 0};
     return p;
 }
 
@@ -439,7 +439,7 @@ static void paired_summary(struct bench_context *ctx, struct paired_times *p, bo
     }
     int n = p->count;
     double sum = 0, squares = 0;
-    double *ratios = calloc((size_t)(n ? n : 1), sizeof(double));
+    double *ratios = calloc(n > 0 ? (size_t)n : 1, sizeof(double));
     int nratios = 0;
     row->pairs = n;
     row->pairs_shoal_faster = row->pairs_shoal_slower = 0;
