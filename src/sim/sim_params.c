@@ -77,13 +77,18 @@ static const sim_param_desc table[] = {
    "random traffic: longest wait for measured packets after the window; beyond it the point is "
    "reported saturated"},
   /* mapper */
-  {"map_iters", SIM_PT_INT, OFF(map_iters), "200000", 0, BIG, NULL, "moves",
-   "mapper: simulated-annealing swap moves"},
+  {"map_iters", SIM_PT_INT, OFF(map_iters), "100000", 0, BIG, NULL, "moves",
+   "mapper: simulated-annealing swap moves per chain"},
   {"map_t0", SIM_PT_REAL, OFF(map_t0), "0.5", 0, 0, NULL, "",
    "mapper: start temperature (in units of one phase's max link weight)"},
   {"map_t1", SIM_PT_REAL, OFF(map_t1), "0.01", 0, 0, NULL, "", "mapper: final temperature"},
   {"map_greedy", SIM_PT_BOOL, OFF(map_greedy), "on", 0, 0, NULL, "",
    "mapper: also build a greedy start and anneal from the better of it and the given mapping"},
+  {"map_chains", SIM_PT_INT, OFF(map_chains), "4", 1, 1024, NULL, "",
+   "mapper: independent annealing chains (seeds seed, seed+1*c, ...), run on the threads; the best wins"},
+  {"map_near", SIM_PT_REAL, OFF(map_near), "1", 0, 0, NULL, "",
+   "mapper: share of moves that swap the ranks of two neighbouring nodes (tori and meshes; the rest swap "
+   "two random ranks)"},
   {NULL, SIM_PT_INT, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

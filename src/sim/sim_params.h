@@ -57,6 +57,8 @@ typedef struct {
   double map_t0;
   double map_t1;
   int64_t map_greedy;
+  int64_t map_chains;
+  double map_near;
 } sim_params;
 
 typedef enum { SIM_PT_INT, SIM_PT_SIZE, SIM_PT_BOOL, SIM_PT_ENUM, SIM_PT_STR, SIM_PT_REAL } sim_param_type;
