@@ -2,10 +2,12 @@
 # End-to-end checks of the shoal-sim command line: the documented commands
 # run and print what the docs say, bad input fails with a message naming the
 # field, a mapping written by `map` is accepted by `--mapping`, the figures
-# are drawn. Usage: test_sim_cli.sh SHOAL_SIM [PLOT_SCRIPT]
+# are drawn, docs/SIM.md documents every parameter with its default.
+# Usage: test_sim_cli.sh SHOAL_SIM [PLOT_SCRIPT [SIM_MD]]
 set -u
 sim=$1
 plot=${2:-}
+doc=${3:-}
 work=$(mktemp -d /tmp/shoal-sim-cli-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fails=0 checks=0
@@ -85,6 +87,15 @@ if [ -n "$plot" ] && python3 -c 'import matplotlib' 2>/dev/null; then
   if [ -s "$work/fig-phases.png" ] && [ -s "$work/fig-phase-links.png" ] && python3 -c "import json; json.load(open('$work/fig.json'))"; then
     echo "ok   png-files"; else echo "FAIL png-files"; fails=$((fails + 1)); fi
   expect_ok png-random "wrote .*-latency.png" env SHOAL_SIM_PLOT="$plot" "$sim" random --topo ring:8 --loads 0.3,0.6 --measure 2000 --png "$work/rnd"
+fi
+
+# the user documentation lists every parameter with the default the code has
+if [ -n "$doc" ]; then
+  while read -r row; do
+    checks=$((checks + 1))
+    if grep -qF -- "$row" "$doc"; then :; else echo "FAIL doc: docs/SIM.md lacks the row starting '$row'"; fails=$((fails + 1)); fi
+  done < <("$sim" params --markdown | tail -n +3 | cut -d'|' -f1-3)
+  echo "ok   doc rows checked"
 fi
 
 echo "test_sim_cli: $checks checks, $fails failures"

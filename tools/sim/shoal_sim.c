@@ -33,6 +33,7 @@ typedef struct {
   int src, dst;
   int64_t flits;
   int repeat;
+  int markdown;
   char threads_list[64];
   int rank, nranks;
 } cli_opts;
@@ -72,6 +73,7 @@ static void usage(FILE *f) {
           "  --png PREFIX       draw PREFIX-*.png with tools/sim/shoal_sim_plot.py\n"
           "  --repeat N --threads-list 1,2   bench: repetitions and thread counts\n"
           "  --quiet            summary only\n"
+          "  --markdown         params: the parameter table as Markdown (docs/SIM.md)\n"
           "\n"
           "mpirun -np R shoal-sim alltoall ... spreads the phases over R processes.\n");
 }
@@ -131,6 +133,8 @@ static int parse_args(int argc, char **argv, cli_opts *o, sim_err *err) {
       o->p.barrier = 0;
     } else if (!strcmp(a, "--quiet")) {
       o->quiet = 1;
+    } else if (!strcmp(a, "--markdown")) {
+      o->markdown = 1;
     } else if (!strcmp(a, "--stride") || !strcmp(a, "--links-phase") || !strcmp(a, "--src") || !strcmp(a, "--dst") ||
                !strcmp(a, "--flits") || !strcmp(a, "--repeat")) {
       NEED_VALUE();
@@ -519,7 +523,7 @@ static int cmd_latency(cli_opts *o, const sim_topo *t) {
          (long long)p->link_latency, (long long)p->flit_size, (long long)p->link_width);
   printf("%8s %8s %10s %10s %s\n", "flits", "routers", "measured", "formula", "");
   int64_t sizes[3] = {1, p->packet_flits, o->flits};
-  int count = o->flits > 0 ? 3 : 2, rc = 0;
+  int count = o->flits > 0 && o->flits != 1 && o->flits != p->packet_flits ? 3 : 2, rc = 0;
   for (int i = 0; i < count; i++) {
     if (i == 1 && sizes[1] == 1) continue;
     int64_t meas, form;
@@ -606,6 +610,7 @@ static int cmd_map(cli_opts *o, const sim_topo *t, int32_t *map) {
       json_key(&j, "map");
       json_obj_open(&j);
       json_kv_str(&j, "file", outname);
+      json_kv_str(&j, "mapping_after", outname);
       json_kv_num(&j, "W_before", mr.W_start);
       json_kv_num(&j, "W_greedy", mr.W_greedy);
       json_kv_num(&j, "W_after", mr.W_final);
@@ -712,7 +717,27 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!strcmp(o.command, "params")) {
-    if (o.rank == 0) sim_params_write(&o.p, stdout);
+    if (o.rank == 0 && o.markdown) {
+      printf("| parameter | default | range | unit | meaning |\n|---|---|---|---|---|\n");
+      for (const sim_param_desc *d = sim_param_table(); d->name; d++) {
+        char range[80] = "";
+        if (d->type == SIM_PT_INT || d->type == SIM_PT_SIZE) {
+          if (d->max >= INT64_C(1000000000000000)) snprintf(range, sizeof range, "%lld or more", (long long)d->min);
+          else snprintf(range, sizeof range, "%lld..%lld", (long long)d->min, (long long)d->max);
+        } else if (d->type == SIM_PT_ENUM) {
+          snprintf(range, sizeof range, "%s", d->choices);
+          for (char *c = range; *c; c++)
+            if (*c == '|') *c = ',';
+        } else if (d->type == SIM_PT_BOOL) {
+          snprintf(range, sizeof range, "on, off");
+        } else if (d->type == SIM_PT_REAL) {
+          snprintf(range, sizeof range, ">= 0");
+        }
+        printf("| `%s` | `%s` | %s | %s | %s |\n", d->name, d->def, range, d->unit, d->doc);
+      }
+    } else if (o.rank == 0) {
+      sim_params_write(&o.p, stdout);
+    }
     sim_mpi_stop();
     return 0;
   }

@@ -29,7 +29,7 @@ def phase_figure(data, out):
     if not phases:
         return None
     before = data.get("phases_before")
-    fig, ax = plt.subplots(figsize=(max(6.0, len(phases) * 0.12 + 3), 4))
+    fig, ax = plt.subplots(figsize=(max(6.0, len(phases) * 0.12 + 3), 4.6))
     x = [p["phase"] for p in phases]
     ax.step(x, [p["bound"] for p in phases], where="mid", color="tab:gray", label="link-load bound 1/W_i")
     est = data.get("summary", {}).get("paper_estimate")
@@ -50,9 +50,11 @@ def phase_figure(data, out):
     ax.set_xlabel("phase (stride)")
     ax.set_ylabel("throughput (ideal cycles / simulated cycles)")
     ax.set_ylim(0, 1.05)
-    ax.set_title("%s all-to-all, %s, msg %s B" % (data["topology"]["name"], data.get("mapping", "identity"),
-                                                   data["params"]["msg"]))
-    ax.legend(fontsize=7, loc="upper right")
+    mapping = data.get("mapping", "identity")
+    if data.get("map"):
+        mapping = "mapping %s -> %s" % (mapping, data["map"].get("mapping_after", "?"))
+    ax.set_title("%s all-to-all, %s, msg %s B" % (data["topology"]["name"], mapping, data["params"]["msg"]))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
     ax.grid(alpha=0.3)
     path = out + "-phases.png"
     fig.tight_layout()
