@@ -47,6 +47,7 @@ expect_ok alltoall-table "^ +29 +29 .* 3 +0.3333 +below" "$sim" alltoall --topo 
 expect_ok alltoall-load "mean max link weight W +2.5079" "$sim" alltoall --topo torus:8x8 --engine load --quiet
 expect_ok alltoall-nobarrier "whole all-to-all throughput" "$sim" alltoall --topo torus:4x4 --msg 1K --no-barrier --quiet
 expect_ok alltoall-16x16x16-load "mean max link weight W" "$sim" alltoall --topo torus:16x16x16 --engine load --quiet --threads 2
+expect_ok alltoall-auto-large "note: flit level would simulate .* running the link-load engine only" "$sim" alltoall --topo torus:16x16x16 --quiet --threads 2
 expect_ok stride-ring "max link weight W_i +2" "$sim" stride --topo ring:8 --stride 4
 expect_ok stride-3 "max link weight W_i +3" "$sim" stride --topo ring:8 --stride 3 --engine load
 expect_ok latency "equal" "$sim" latency --topo torus:8x8 --router-stages 3 --link-latency 2

@@ -27,6 +27,7 @@ typedef struct {
   sim_params p;
   const char *mapping_file, *perm_file, *out_file, *csv, *json, *links, *png;
   int load_only;
+  int engine_forced; /* --engine given: no automatic choice */
   int stride;
   int quiet;
   int links_phase;
@@ -57,7 +58,8 @@ static void usage(FILE *f) {
           "  --msg SIZE         bytes per message: 512, 32K, 1M\n"
           "  --config FILE      parameters from a 'key = value' file\n"
           "  --set KEY=VALUE    one parameter; --KEY VALUE works too for every parameter\n"
-          "  --engine flit|load flit: both engines (default); load: link-load engine only\n"
+          "  --engine auto|flit|load  flit: both engines; load: link-load engine only; auto (default):\n"
+          "                     flit unless the flit level would exceed 1e10 flit-hops\n"
           "  --mapping FILE     logical rank i runs on the physical node on line i\n"
           "  --threads N        threads for independent phases / load points\n"
           "  --no-barrier       all-to-all phases without barriers (one run)\n"
@@ -105,9 +107,10 @@ static int parse_args(int argc, char **argv, cli_opts *o, sim_err *err) {
       if (sim_param_set_kv(&o->p, val, err)) return -1;
     } else if (!strcmp(a, "--engine")) {
       NEED_VALUE();
-      if (!strcmp(val, "load")) o->load_only = 1;
-      else if (!strcmp(val, "flit")) o->load_only = 0;
-      else return sim_fail(err, SIM_EINVAL, "option --engine: '%s' is not flit or load", val);
+      if (!strcmp(val, "load")) o->load_only = 1, o->engine_forced = 1;
+      else if (!strcmp(val, "flit")) o->load_only = 0, o->engine_forced = 1;
+      else if (!strcmp(val, "auto")) o->load_only = 0, o->engine_forced = 0;
+      else return sim_fail(err, SIM_EINVAL, "option --engine: '%s' is not auto, flit or load", val);
     } else if (!strcmp(a, "--mapping")) {
       NEED_VALUE();
       o->mapping_file = val;
@@ -283,11 +286,42 @@ static void print_alltoall(const cli_opts *o, const sim_topo *t, const sim_allto
   }
 }
 
+/* Flit-hops the flit level would simulate for the selected phases: every
+ * message's flits times the routers on its path, known exactly from the
+ * link loads (router-to-router hops plus the last router). */
+static double predicted_flit_hops(const sim_topo *t, const sim_params *p, const sim_alltoall_result *r) {
+  uint8_t *sel = calloc((size_t)t->nnodes + 1, 1);
+  sim_err err;
+  double hops = 0;
+  if (sel && sim_phase_list_parse(p->phases, t->nnodes - 1, sel, &err) >= 0)
+    for (int i = 0; i < r->nphases; i++)
+      if (sel[r->ph[i].phase])
+        hops += (double)(r->ph[i].load.hops + r->ph[i].load.nmsg) * (double)r->ph[i].msg_flits;
+  free(sel);
+  return hops;
+}
+
+#define AUTO_FLIT_LIMIT 1e10 /* about a quarter hour of one core at ~10 M flit-hops/s */
+
 static int cmd_alltoall(cli_opts *o, const sim_topo *t, const int32_t *map) {
   sim_err err;
   memset(&err, 0, sizeof err);
   sim_alltoall_result r;
   int flit = !o->load_only;
+  if (flit && !o->engine_forced) {
+    /* the link-load pass is cheap and tells how big the flit level would be */
+    sim_run_opts opts = {0, 0, 1};
+    if (sim_run_alltoall(t, &o->p, map, &opts, &r, &err)) return o->rank == 0 ? fail(NULL, &err) : 1;
+    double work = predicted_flit_hops(t, &o->p, &r);
+    sim_alltoall_result_free(&r);
+    if (work > AUTO_FLIT_LIMIT) {
+      flit = 0;
+      if (o->rank == 0)
+        printf("note: flit level would simulate %.3g flit-hops (about %.0f core-minutes); running the link-load "
+               "engine only. Use --engine flit to force it, or --phases every:K to sample phases.\n",
+               work, work / 1e7 / 60);
+    }
+  }
   if (sim_mpi_alltoall(t, &o->p, map, flit, &r, &err)) return o->rank == 0 ? fail(NULL, &err) : 1;
   if (o->rank != 0) {
     sim_alltoall_result_free(&r);
