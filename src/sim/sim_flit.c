@@ -771,10 +771,12 @@ static void cycle(sim_flit_engine *e) {
   if (++e->wheel_pos == e->wheel_len) e->wheel_pos = 0;
 }
 
+/* The error of a deadlocked run: how long nothing moved, and the first
+ * blocked input VCs with what each one waits for. */
 static int deadlock_report(sim_flit_engine *e, sim_err *err) {
-  char *buf = err ? err->msg : NULL;
-  size_t len = SIM_ERR_LEN, used = 0;
-  char tmp[SIM_ERR_LEN];
+  char body[SIM_ERR_LEN - 300];
+  size_t used = 0;
+  body[0] = 0;
   int listed = 0, blocked = 0;
   for (int ipg = 0; ipg < e->nIP; ipg++) {
     uint32_t vm = e->in_vcmask[ipg];
@@ -783,47 +785,40 @@ static int deadlock_report(sim_flit_engine *e, sim_err *err) {
       vm &= vm - 1;
       blocked++;
       if (listed >= 12) continue;
-      ivc_t *q = &e->ivc[(size_t)ipg * e->V + v];
+      const ivc_t *q = &e->ivc[(size_t)ipg * e->V + v];
       int pk = PKT_OF(q->front_word);
       int r = ipg / e->P, ip = ipg % e->P;
-      char inname[16], outname[16] = "?";
+      char inname[16], outname[16], where[64] = "", why[96] = "waits for its route";
       sim_topo_port_name(e->t, ip, inname, sizeof inname);
-      const char *why = "waits for its route";
-      char whybuf[96];
+      if (e->t->coords) { /* tori and meshes: the router's coordinates */
+        size_t w = (size_t)snprintf(where, sizeof where, " (");
+        for (int d = 0; d < e->t->ndims && w < sizeof where; d++)
+          w += (size_t)snprintf(where + w, sizeof where - w, d ? ",%d" : "%d", e->t->coords[r * e->t->ndims + d]);
+        if (w < sizeof where) snprintf(where + w, sizeof where - w, ")");
+      }
       if (q->out_port >= 0) {
         sim_topo_port_name(e->t, q->out_port, outname, sizeof outname);
-        if (q->out_vc < 0) {
-          snprintf(whybuf, sizeof whybuf, "waits for a free VC on %s", outname);
-        } else {
-          snprintf(whybuf, sizeof whybuf, "holds VC %d on %s, %d credits", q->out_vc, outname,
+        if (q->out_vc < 0) snprintf(why, sizeof why, "waits for a free VC on %s", outname);
+        else
+          snprintf(why, sizeof why, "holds VC %d on %s, %d credits", q->out_vc, outname,
                    e->credits[((size_t)r * e->P + q->out_port) * e->V + q->out_vc]);
-        }
-        why = whybuf;
       }
-      int n = snprintf(tmp, sizeof tmp, "\n  router %d in %s vc %d: %d flits, packet %d (%d->%d) %s", r, inname, v,
-                       q->count, pk, e->pkt_src[pk], e->pkt_dst[pk], why);
-      if (buf && used + (size_t)n + 300 < len) {
-        memcpy(buf + used, tmp, (size_t)n + 1);
-        used += (size_t)n;
+      int n = snprintf(body + used, sizeof body - used, "\n  router %d%s in %s vc %d: %d flits, packet %d (%d->%d) %s",
+                       r, where, inname, v, q->count, pk, e->pkt_src[pk], e->pkt_dst[pk], why);
+      if (n < 0 || (size_t)n >= sizeof body - used) { /* full: keep what fits */
+        body[used] = 0;
+        listed = 12;
+        continue;
       }
+      used += (size_t)n;
       listed++;
     }
   }
-  char head[256];
-  snprintf(head, sizeof head,
-           "deadlock: no flit moved for %" PRId64 " cycles (deadlock_window) at cycle %" PRId64
-           "; %" PRId64 " flits in the network, %d blocked input VCs%s",
-           e->now - e->last_progress, e->now, e->st.flits_injected - e->st.flits_ejected, blocked,
-           blocked > listed ? " (first listed)" : "");
-  if (err) {
-    char body[SIM_ERR_LEN];
-    memcpy(body, buf, used + 1);
-    buf[used] = 0;
-    /* the body was sized to leave room for the head line */
-    snprintf(err->msg, sizeof err->msg, "%s:%.3800s", head, used ? body : "");
-    err->code = SIM_EDEADLOCK;
-  }
-  return -1;
+  return sim_fail(err, SIM_EDEADLOCK,
+                  "deadlock: no flit moved for %" PRId64 " cycles (deadlock_window) at cycle %" PRId64 "; %" PRId64
+                  " flits in the network, %d blocked input VCs%s:%s",
+                  e->now - e->last_progress, e->now, e->st.flits_injected - e->st.flits_ejected, blocked,
+                  blocked > listed ? " (first listed)" : "", body);
 }
 
 static int watchdog(sim_flit_engine *e, sim_err *err) {
