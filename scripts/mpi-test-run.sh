@@ -1,17 +1,10 @@
 #!/usr/bin/env bash
 # usage: mpi-test-run.sh <timeout-seconds> <launcher> [args...]
-# Runs the launcher in a process group of its own; on timeout (or if this
-# script is killed) the whole group goes, so no rank is left behind.
-set -u
+# coreutils timeout puts the launcher in a process group of its own and, on
+# expiry, signals the whole group (the launcher and every rank), then kills
+# what is left 5 s later: no rank outlives its test.
 limit=$1; shift
-setsid "$@" &
-pid=$!
-cleanup() { kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null; }
-trap 'cleanup; exit 143' TERM INT HUP
-( sleep "$limit"; echo "mpi-test-run: timed out after ${limit}s, killing the job" >&2; kill -TERM -- -"$pid" 2>/dev/null; sleep 3; kill -KILL -- -"$pid" 2>/dev/null ) &
-watchdog=$!
-wait "$pid"; rc=$?
-kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
-# A launcher can exit before every member of its group is gone.
-kill -KILL -- -"$pid" 2>/dev/null
+timeout -k 5 "$limit" "$@"
+rc=$?
+[ $rc -eq 124 ] && echo "mpi-test-run: timed out after ${limit}s, the job was killed" >&2
 exit $rc

@@ -41,6 +41,7 @@ bool core_parse_size(const char *text, size_t *out)
     case 'K': mul = 1ull << 10; end++; break;
     case 'M': mul = 1ull << 20; end++; break;
     case 'G': mul = 1ull << 30; end++; break;
+    case 'T': mul = 1ull << 40; end++; break;
     default: return false;
     }
     if (*end == 'B' || *end == 'b')

@@ -49,7 +49,7 @@ const core_config *core_config_get(void);
 /* Re-reads the environment (tests). */
 void core_config_reload(void);
 
-/* Parses "4096", "64K", "8M", "1G". Returns false on anything else. */
+/* Parses "4096", "64K", "8M", "1G", "2T". Returns false on anything else. */
 bool core_parse_size(const char *text, size_t *out);
 
 #endif

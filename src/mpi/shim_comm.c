@@ -110,9 +110,10 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     }
     PMPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
     if (offer.err) {
-        core_log_warn_once("cannot create a %llu-byte shared-memory segment in /dev/shm (%s; SHOAL_SHM_SIZE sets "
-                           "the size): collectives on this communicator go to the host MPI",
-                           offer.size, strerror(offer.err));
+        core_log_warn_once("cannot create a shared-memory segment in /dev/shm (%s): collectives on such "
+                           "communicators go to the host MPI (SHOAL_SHM_SIZE sets the segment size)",
+                           strerror(offer.err));
+        core_log_debug(1, "the segment asked for had %llu bytes", offer.size);
         return false;
     }
     int err = 0;

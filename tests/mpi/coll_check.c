@@ -350,6 +350,13 @@ static long failures, cases_run;
 static int world_rank, world_size;
 static size_t max_bytes = 16u << 20;
 static bool verbose_cases;
+/* Where shoal passes calls through (communicators spanning nodes, a full
+ * /dev/shm), the host's own bugs are reached. MPICH 4.0.2: MPI_Reduce in
+ * place at a root other than 0 crashes (from 4 KiB); alltoall(v) in place
+ * and gather at a root other than 0 fail ("Message truncated") with
+ * non-contiguous datatypes; allgatherv on one rank ignores the displacement
+ * (pmodels/mpich#6374). --skip-known-host-bugs generates none of those. */
+static bool skip_host_bugs;
 
 static void report(const tcase *tc, int rank, const char *what, size_t index, const char *detail)
 {
@@ -489,7 +496,7 @@ static void run_reduction(const tcase *tc, int rank, int size)
     size_t in_count = count * blocks, in_bytes = in_count * ext + 64, out_bytes = count * ext + 64;
     int root = tc->root_pick % size;
     bool has_result = tc->coll != C_REDUCE || rank == root;
-    bool in_place = tc->in_place && has_result;
+    bool in_place = tc->in_place && has_result && !(skip_host_bugs && tc->coll == C_REDUCE && root != 0);
 
     char *input = xalloc(in_bytes);
     memset(input, 0x5a, in_bytes);
@@ -569,7 +576,8 @@ static vcounts make_vcounts(rng *r, int n, size_t count)
     size_t pos = 0;
     for (int k = 0; k < n; k++) {
         int i = order[k];
-        pos += (size_t)rng_int(r, 0, 2);
+        size_t gap = (size_t)rng_int(r, 0, 2);
+        pos += skip_host_bugs && n == 1 ? 0 : gap;
         v.displs[i] = (int)pos;
         pos += (size_t)v.counts[i];
     }
@@ -908,7 +916,7 @@ static void run_movement(const tcase *tc, int rank, int size)
         size_t count = move_count(tc, 2 * size);
         move_sides(tc, count, true, &st, &sc);
         move_sides(tc, count, false, &rt, &rcnt);
-        bool in_place = tc->in_place && !tc->mixed;
+        bool in_place = tc->in_place && !tc->mixed && !skip_host_bugs;
         bufpair snd = pair_alloc(span(st, sc * (size_t)size) + 64, true, salt);
         bufpair rcv = pair_alloc(span(rt, rcnt * (size_t)size) + 64, in_place, salt + 5);
         const void *ss = in_place ? MPI_IN_PLACE : snd.s;
@@ -938,7 +946,7 @@ static void run_movement(const tcase *tc, int rank, int size)
         int *matrix = malloc(sizeof(int) * (size_t)n * (size_t)n);
         for (int i = 0; i < n * n; i++)
             matrix[i] = rng_int(&r, 0, 4) == 0 ? 0 : rng_int(&r, 0, (int)(2 * count));
-        bool in_place = tc->in_place;
+        bool in_place = tc->in_place && !skip_host_bugs;
         if (in_place) /* MPI: in place needs the same counts both ways */
             for (int i = 0; i < n; i++)
                 for (int j = 0; j < i; j++)
@@ -1016,7 +1024,9 @@ static tcase random_case(rng *r, long id, int c, size_t bytes)
         tc.random_floats = (tc.rt->cat == CAT_FLOAT || tc.rt->cat == CAT_CPLX) &&
                            (tc.op->op == MPI_SUM || tc.op->op == MPI_PROD) && rng_int(r, 0, 2) == 0;
     } else {
-        tc.mt = &move_types[rng_int(r, 0, n_move_types - 1)];
+        do
+            tc.mt = &move_types[rng_int(r, 0, n_move_types - 1)];
+        while (skip_host_bugs && !dense_type(tc.mt->type));
         tc.mixed = c != C_GATHERV && c != C_ALLGATHERV && c != C_SCATTERV && c != C_ALLTOALLV &&
                    rng_int(r, 0, 5) == 0;
     }
@@ -1049,7 +1059,7 @@ static void phase_systematic(uint64_t seed)
     /* Every movement datatype with every movement collective, in place and not. */
     for (int m = 0; m < n_move_types; m++)
         for (int c = C_BCAST; c < C_COUNT; c++) {
-            if (is_reduction(c))
+            if (is_reduction(c) || (skip_host_bugs && !dense_type(move_types[m].type)))
                 continue;
             for (int ip = 0; ip < 2; ip++) {
                 tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 1, 700));
@@ -1186,6 +1196,8 @@ int main(int argc, char **argv)
             soak = atol(argv[++i]);
         else if (!strcmp(argv[i], "--verbose"))
             verbose_cases = true;
+        else if (!strcmp(argv[i], "--skip-known-host-bugs"))
+            skip_host_bugs = true;
         else if (!strcmp(argv[i], "--full")) {
             ncases = 5000;
             phases = "abc";

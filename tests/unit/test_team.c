@@ -1,0 +1,209 @@
+/* The collectives layer without MPI: n forked processes share a segment and
+ * run every algorithm on every lane, with a staging window small enough to
+ * force several rounds, checking each result against a serial computation.
+ * Floating sums must equal the rank-order left fold bit for bit (flat and
+ * sliced algorithms). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "unit.h"
+
+static int n, me;
+static coll_team team;
+
+static double input(int rank, size_t i) { return (double)((rank * 7919 + (int)i * 104729) % 1000) / 7.0 - 60.0; }
+
+static void check_allreduce(size_t count, bool in_place)
+{
+    double *x = malloc(count * sizeof *x + 1), *y = malloc(count * sizeof *y + 1);
+    for (size_t i = 0; i < count; i++)
+        x[i] = y[i] = input(me, i);
+    coll_allreduce(&team, in_place ? NULL : x, y, count, CORE_DOUBLE, CORE_OP_SUM);
+    size_t bad = count;
+    for (size_t i = 0; i < count && bad == count; i++) {
+        double want = input(0, i);
+        for (int r = 1; r < n; r++)
+            want = want + input(r, i); /* rank order, as shoal promises */
+        if (memcmp(&want, &y[i], sizeof want))
+            bad = i;
+    }
+    CHECK(bad == count, "rank %d/%d allreduce %zu doubles (in place %d): element %zu", me, n, count, in_place, bad);
+    free(x), free(y);
+}
+
+static void check_reduce(size_t count, int root)
+{
+    long *x = malloc(count * sizeof *x + 1), *y = malloc(count * sizeof *y + 1);
+    for (size_t i = 0; i < count; i++)
+        x[i] = (long)(me * 31 + (long)i % 17 - 5);
+    memset(y, 0, count * sizeof *y);
+    coll_reduce(&team, x, me == root ? y : NULL, count, CORE_INT64, CORE_OP_MAX, root);
+    if (me == root)
+        for (size_t i = 0; i < count; i++) {
+            long want = (long)i % 17 - 5 + (n - 1) * 31;
+            if (y[i] != want) {
+                CHECK(0, "rank %d/%d reduce max %zu at root %d: element %zu is %ld, want %ld", me, n, count, root,
+                      i, y[i], want);
+                break;
+            }
+        }
+    free(x), free(y);
+}
+
+static void check_rsb(size_t count)
+{
+    int *x = malloc(count * (size_t)n * sizeof *x + 1), *y = malloc(count * sizeof *y + 1);
+    for (size_t i = 0; i < count * (size_t)n; i++)
+        x[i] = (int)(i % 1000) + me;
+    coll_reduce_scatter_block(&team, x, y, count, CORE_INT32, CORE_OP_SUM);
+    for (size_t i = 0; i < count; i++) {
+        int want = ((int)((me * count + i) % 1000)) * n + n * (n - 1) / 2;
+        if (y[i] != want) {
+            CHECK(0, "rank %d/%d rsb %zu: element %zu is %d want %d", me, n, count, i, y[i], want);
+            break;
+        }
+    }
+    free(x), free(y);
+}
+
+static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
+
+static void check_moves(size_t bytes, int root)
+{
+    size_t nn = (size_t)n;
+    unsigned char *s = malloc(bytes * nn + 1), *r = malloc(bytes * nn + 1);
+    /* bcast */
+    for (size_t i = 0; i < bytes; i++)
+        s[i] = me == root ? byte_of(root, i) : 0;
+    coll_bcast(&team, s, bytes, root);
+    for (size_t i = 0; i < bytes; i++)
+        if (s[i] != byte_of(root, i)) {
+            CHECK(0, "rank %d/%d bcast %zu from %d: byte %zu", me, n, bytes, root, i);
+            break;
+        }
+    /* gather */
+    for (size_t i = 0; i < bytes; i++)
+        s[i] = byte_of(me, i);
+    memset(r, 0, bytes * nn);
+    coll_gather(&team, s, bytes, r, root);
+    if (me == root)
+        for (size_t k = 0; k < bytes * nn; k++)
+            if (r[k] != byte_of((int)(k / bytes), k % bytes)) {
+                CHECK(0, "rank %d/%d gather %zu to %d: byte %zu", me, n, bytes, root, k);
+                break;
+            }
+    /* allgather, in place */
+    for (size_t k = 0; k < bytes * nn; k++)
+        r[k] = k / bytes == (size_t)me ? byte_of(me, k % bytes) : 0;
+    coll_allgather(&team, NULL, bytes, r);
+    for (size_t k = 0; k < bytes * nn; k++)
+        if (r[k] != byte_of((int)(k / bytes), k % bytes)) {
+            CHECK(0, "rank %d/%d allgather %zu: byte %zu", me, n, bytes, k);
+            break;
+        }
+    /* scatter: block k of the root goes to rank k */
+    for (size_t k = 0; k < bytes * nn; k++)
+        s[k] = byte_of(root + (int)(k / bytes) * 3, k % bytes);
+    memset(r, 0, bytes);
+    coll_scatter(&team, s, bytes, r, root);
+    for (size_t i = 0; i < bytes; i++)
+        if (r[i] != byte_of(root + me * 3, i)) {
+            CHECK(0, "rank %d/%d scatter %zu from %d: byte %zu", me, n, bytes, root, i);
+            break;
+        }
+    /* alltoall: block k of rank j goes to rank k, tagged by j and k */
+    for (size_t k = 0; k < bytes * nn; k++)
+        s[k] = byte_of(me * 5 + (int)(k / bytes), k % bytes);
+    memset(r, 0, bytes * nn);
+    coll_alltoall(&team, s, bytes, r);
+    for (size_t k = 0; k < bytes * nn; k++)
+        if (r[k] != byte_of((int)(k / bytes) * 5 + me, k % bytes)) {
+            CHECK(0, "rank %d/%d alltoall %zu: byte %zu", me, n, bytes, k);
+            break;
+        }
+    /* alltoallv: rank j sends (j + k) % 3 * bytes / 2 bytes to k, blocks reversed */
+    size_t *sb = malloc(4 * nn * sizeof *sb), *so = sb + nn, *rb = so + nn, *ro = rb + nn;
+    size_t spos = 0, rpos = 0;
+    for (int k = n - 1; k >= 0; k--) {
+        sb[k] = (size_t)((me + k) % 3) * bytes / 2;
+        rb[k] = (size_t)((k + me) % 3) * bytes / 2;
+        so[k] = spos, ro[k] = rpos;
+        spos += sb[k], rpos += rb[k];
+    }
+    unsigned char *sv = malloc(spos + 1), *rv = malloc(rpos + 1);
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < sb[k]; i++)
+            sv[so[k] + i] = byte_of(me * 5 + k, i);
+    memset(rv, 0, rpos + 1);
+    coll_alltoallv(&team, sv, sb, so, rv, rb, ro);
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < rb[k]; i++)
+            if (rv[ro[k] + i] != byte_of(k * 5 + me, i)) {
+                CHECK(0, "rank %d/%d alltoallv %zu: from %d byte %zu", me, n, bytes, k, i);
+                k = n;
+                break;
+            }
+    free(sb), free(sv), free(rv), free(s), free(r);
+}
+
+/* One process of the team: every check under one lane / algorithm setting. */
+static int run_rank(core_segment *seg, const char *lanes, const char *algo)
+{
+    setenv("SHOAL_LANES", lanes, 1);
+    setenv("SHOAL_ALGO", algo, 1);
+    core_config_reload();
+    if (coll_team_open(&team, seg, n, me, n, 2, true) != 0)
+        return 100;
+    const size_t sizes[] = {1, 24, 1000, 8192, 40000, 300000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t bytes = sizes[s];
+        coll_barrier(&team);
+        check_allreduce(bytes / 8 + 1, false);
+        check_allreduce(bytes / 8 + 3, true);
+        check_reduce(bytes / 8 + 1, (int)(s % (size_t)n));
+        check_rsb(bytes / 16 + 1);
+        check_moves(bytes, (int)((s + 1) % (size_t)n));
+    }
+    coll_team_close(&team);
+    return unit_failures;
+}
+
+int main(void)
+{
+    const char *settings[][2] = {
+        {"cells", ""},
+        {"cma", ""},
+        {"cells", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:sliced,gather:pull"},
+        {"cma", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:flat,gather:push"},
+        {"cells", "reduce:sliced,allreduce:flat,bcast:flat"},
+        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull"},
+    };
+    const int team_sizes[] = {1, 2, 3, 5};
+    for (size_t ts = 0; ts < sizeof team_sizes / sizeof team_sizes[0]; ts++)
+        for (size_t st = 0; st < sizeof settings / sizeof settings[0]; st++) {
+            n = team_sizes[ts];
+            /* 16 KiB of staging per rank: large messages take many rounds. */
+            size_t size = coll_segment_size(n, (size_t)n * 2 * 16384 + 65536);
+            core_segment seg;
+            CHECK(core_segment_create(&seg, size) == 0, "segment");
+            coll_segment_format(seg.base, size, n);
+            pid_t kids[8];
+            for (me = 0; me < n; me++) {
+                kids[me] = fork();
+                if (kids[me] == 0)
+                    _exit(run_rank(&seg, settings[st][0], settings[st][1]));
+            }
+            core_segment_unlink(&seg);
+            for (int k = 0; k < n; k++) {
+                int status;
+                waitpid(kids[k], &status, 0);
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d ranks, lanes %s, algorithms '%s': rank %d "
+                      "exit status %d", n, settings[st][0], settings[st][1], k, status);
+            }
+            core_segment_release(&seg);
+        }
+    return unit_done("test_team");
+}
