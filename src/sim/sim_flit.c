@@ -580,8 +580,11 @@ static inline void grant(sim_flit_engine *e, int r, int ip, int v, int po, int64
   e->last_progress = now;
 }
 
-/* Link stage: output buffers send ready flits downstream. */
-static void links_step(sim_flit_engine *e, int r, int64_t now) {
+/* Link stage: output buffers send ready flits downstream. fpc and cpf are
+ * the engine's flits per cycle and cycles per flit, passed in so the common
+ * one-flit-per-cycle case compiles without its loops (see cycle()). */
+static inline __attribute__((always_inline)) void links_step(sim_flit_engine *e, int r, int64_t now, const int fpc,
+                                                             const int cpf) {
   const int P = e->P, V = e->V;
   uint32_t om = e->out_busy[r];
   while (om) {
@@ -589,8 +592,8 @@ static void links_step(sim_flit_engine *e, int r, int64_t now) {
     om &= om - 1;
     int opi = r * P + p;
     oport_t *o = &e->op[opi];
-    if (e->cpf > 1 && now < o->link_next) continue;
-    for (int budget = e->fpc; budget > 0 && o->ob_count; budget--) {
+    if (cpf > 1 && now < o->link_next) continue;
+    for (int budget = fpc; budget > 0 && o->ob_count; budget--) {
       oslot_t *s = &e->obuf[(size_t)opi * e->OD + o->ob_head];
       if (s->ready > now) break;
       int pk = s->pkt, vc = s->vc;
@@ -619,8 +622,8 @@ static void links_step(sim_flit_engine *e, int r, int64_t now) {
         e->credits[(size_t)opi * V + vc]++; /* the ejection queue takes the flit at once */
         deliver_flit(e, PKT_OF(pk), now + e->ej_lat);
       }
-      if (e->cpf > 1) {
-        o->link_next = now + e->cpf;
+      if (cpf > 1) {
+        o->link_next = now + cpf;
         break;
       }
     }
@@ -661,12 +664,13 @@ static inline int route_and_allocate(sim_flit_engine *e, int r, int iv, ivc_t *q
   return 1;
 }
 
-/* Switch allocation (separable, input first) and crossbar traversal. */
-static void switch_step(sim_flit_engine *e, int r, int64_t now) {
+/* Switch allocation (separable, input first) and crossbar traversal, fpc
+ * rounds per cycle (crossbar speedup = flits a link carries per cycle). */
+static inline __attribute__((always_inline)) void switch_step(sim_flit_engine *e, int r, int64_t now, const int fpc) {
   const int P = e->P, V = e->V;
   uint32_t out_req[32];
   int req_vc[32];
-  for (int round = 0; round < e->fpc; round++) {
+  for (int round = 0; round < fpc; round++) {
     uint32_t im = e->in_busy[r];
     if (!im) return;
     uint32_t outs = 0;
@@ -760,11 +764,20 @@ static void cycle(sim_flit_engine *e) {
     nic_step(e, n, now);
     if (e->nic[n].cur_pkt >= 0 || e->nic[n].q_head >= 0) node_activate(e, n);
   }
-  for (int i = 0; i < e->nactive; i++) {
-    int r = e->active[i];
-    if (e->out_busy[r]) links_step(e, r, now);
-    if (e->in_busy[r]) switch_step(e, r, now);
-    if (e->in_busy[r] | e->out_busy[r]) router_activate(e, r);
+  if (e->fpc == 1 && e->cpf == 1) { /* the default links: constants let the compiler drop the loops */
+    for (int i = 0; i < e->nactive; i++) {
+      int r = e->active[i];
+      if (e->out_busy[r]) links_step(e, r, now, 1, 1);
+      if (e->in_busy[r]) switch_step(e, r, now, 1);
+      if (e->in_busy[r] | e->out_busy[r]) router_activate(e, r);
+    }
+  } else {
+    for (int i = 0; i < e->nactive; i++) {
+      int r = e->active[i];
+      if (e->out_busy[r]) links_step(e, r, now, e->fpc, e->cpf);
+      if (e->in_busy[r]) switch_step(e, r, now, e->fpc);
+      if (e->in_busy[r] | e->out_busy[r]) router_activate(e, r);
+    }
   }
   e->st.cycles_simulated++;
   e->now = now + 1;

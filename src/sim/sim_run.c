@@ -201,6 +201,31 @@ static int run_phases_together(const sim_topo *t, const sim_params *p, const int
   return rc;
 }
 
+/* Longest first: phases with more conflicts (W_i), then more link
+ * traversals, take longer; handing them out first lets the threads finish
+ * together. */
+typedef struct {
+  int32_t W;
+  int64_t hops;
+  int phase;
+} phase_key;
+
+static int longer_first(const void *a, const void *b) {
+  const phase_key *x = a, *y = b;
+  if (x->W != y->W) return y->W - x->W;
+  if (x->hops != y->hops) return y->hops > x->hops ? 1 : -1;
+  return x->phase - y->phase;
+}
+
+static void order_longest_first(const sim_phase_result *ph, int *todo, int ntodo) {
+  phase_key *keys = malloc(sizeof *keys * (size_t)ntodo);
+  if (!keys) return; /* the order is only an optimisation */
+  for (int k = 0; k < ntodo; k++) keys[k] = (phase_key){ph[todo[k] - 1].load.W, ph[todo[k] - 1].load.hops, todo[k]};
+  qsort(keys, (size_t)ntodo, sizeof *keys, longer_first);
+  for (int k = 0; k < ntodo; k++) todo[k] = keys[k].phase;
+  free(keys);
+}
+
 int sim_run_alltoall(const sim_topo *t, const sim_params *p, const int32_t *map, const sim_run_opts *opts,
                      sim_alltoall_result *res, sim_err *err) {
   memset(res, 0, sizeof *res);
@@ -237,7 +262,10 @@ int sim_run_alltoall(const sim_topo *t, const sim_params *p, const int32_t *map,
     }
     double t0 = now_seconds();
     if (!rc && ntodo > 0) {
-      if (p->barrier) rc = run_phases_parallel(t, p, map, todo, ntodo, res, err);
+      if (p->barrier) {
+        if (p->threads > 1) order_longest_first(res->ph, todo, ntodo);
+        rc = run_phases_parallel(t, p, map, todo, ntodo, res, err);
+      }
       else if (opts->rank == 0) {
         /* without barriers the phases interact: one run, one process */
         ntodo = 0;
