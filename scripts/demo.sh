@@ -16,6 +16,8 @@ NP=${SHOAL_DEMO_NP:-2}
 # on trees of their own (SHOAL_DEMO_TREES=build/mine- uses build/mine-openmpi).
 TREES=${SHOAL_DEMO_TREES:-build/}
 LIMIT=${SHOAL_DEMO_LIMIT:-270}
+# Up to 4 MiB: where single-copy transfers matter most (OSU stops at 1 MiB).
+SIZES=${SHOAL_DEMO_SIZES:-1:4M}
 host=$(hostname -s 2>/dev/null || hostname)
 out="results/$(date +%Y-%m-%d)-${host}"
 mkdir -p "$out"
@@ -40,12 +42,12 @@ for mpi in openmpi mpich; do
     continue
   fi
   mpi_started=$(date +%s)
-  echo "==> [$mpi] shoal-bench, every benchmark, np=$NP, OSU iteration counts"
+  echo "==> [$mpi] shoal-bench, every benchmark, np=$NP, sizes $SIZES, OSU iteration counts"
   echo "    a table per benchmark; a row appears as each size is done"
   # The table goes to the file as OSU prints it; the screen gets each line
   # prefixed with the MPI, so that progress says which MPI is running.
   # shellcheck disable=SC2046
-  timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" \
+  timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" -m "$SIZES" \
       --json "$out/$mpi.json" --csv "$out/$mpi.csv" 2>&1 \
     | tee "$out/$mpi.txt" | sed -u "s/^/[$mpi] /"
   rc=${PIPESTATUS[0]}

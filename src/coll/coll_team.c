@@ -118,12 +118,13 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->wait = core_wait_policy_for(node_ranks, node_cores);
     t->doing = "communicator setup";
     t->pids = calloc((size_t)n, sizeof *t->pids);
+    t->seen = calloc((size_t)n, sizeof *t->seen);
     for (int i = 0; i < 3; i++)
         if (posix_memalign((void **)&t->block[i], CORE_CACHELINE, PLAN_REDUCE_BLOCK))
             t->block[i] = NULL;
     t->outs = calloc((size_t)n + 1, sizeof *t->outs);
     t->xfers = calloc((size_t)n + 1, sizeof *t->xfers);
-    if (!t->pids || !t->outs || !t->xfers || !t->block[0] || !t->block[1] || !t->block[2]) {
+    if (!t->pids || !t->seen || !t->outs || !t->xfers || !t->block[0] || !t->block[1] || !t->block[2]) {
         coll_team_close(t);
         return -1;
     }
@@ -183,6 +184,7 @@ void coll_team_close(coll_team *t)
         free(t->block[i]);
     free(t->temp);
     free(t->pids);
+    free(t->seen);
     free(t->outs);
     free(t->xfers);
     core_segment_release(&t->seg);

@@ -42,6 +42,8 @@ typedef struct coll_team {
     core_flag *flags;          /* [n], each owned by its rank */
     coll_rank_info *info;      /* [n] */
     pid_t *pids;               /* [n], private copy for the lanes */
+    uint64_t *seen;            /* [n], the highest epoch seen on each flag:
+                                  a wait it already proves costs no shared read */
     lane_ctx lane;
     bool cma_usable;           /* every rank can read every other with CMA */
     uint64_t epoch;            /* last epoch this rank posted or skipped */
@@ -79,11 +81,16 @@ static inline void coll_post(coll_team *t, uint64_t e) { core_flag_post(&t->flag
 
 static inline void coll_wait(coll_team *t, int peer, uint64_t e)
 {
-    const core_flag *f = &t->flags[peer];
-    if (core_flag_read(f) >= e)
+    if (t->seen[peer] >= e)
         return;
-    core_waiter w = {&t->wait, t->pids[peer], peer, t->doing};
-    core_flag_wait_slow(f, e, &w);
+    const core_flag *f = &t->flags[peer];
+    uint64_t v = core_flag_read(f);
+    if (v < e) {
+        core_waiter w = {&t->wait, t->pids[peer], peer, t->doing};
+        core_flag_wait_slow(f, e, &w);
+        v = core_flag_read(f);
+    }
+    t->seen[peer] = v;
 }
 
 void coll_wait_all(coll_team *t, uint64_t e);

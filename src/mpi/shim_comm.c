@@ -2,6 +2,7 @@
  * communicator's first collective. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +10,22 @@
 #include "shim.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
+
+/* The attribute lookup costs a hash or list walk in the host MPI on every
+ * collective; each thread remembers its last communicator instead. Any
+ * release bumps the generation, which invalidates every thread's entry. */
+static _Atomic unsigned generation = 1;
+static __thread struct {
+    MPI_Comm comm;
+    shim_comm *sc;
+    unsigned generation;
+} last_used;
 static shim_comm *all_comms; /* for MPI_Finalize; guarded by comms_lock */
 static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void release(shim_comm *sc)
 {
+    atomic_fetch_add(&generation, 1);
     pthread_mutex_lock(&comms_lock);
     for (shim_comm **p = &all_comms; *p; p = &(*p)->next)
         if (*p == sc) {
@@ -180,10 +192,19 @@ static shim_comm *setup(MPI_Comm comm)
 
 shim_comm *shim_comm_team(MPI_Comm comm)
 {
-    void *value;
-    int found = 0;
-    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS)
-        return NULL;
-    shim_comm *sc = found ? value : setup(comm);
+    unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
+    shim_comm *sc;
+    if (last_used.comm == comm && last_used.generation == gen) {
+        sc = last_used.sc;
+    } else {
+        void *value;
+        int found = 0;
+        if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS)
+            return NULL;
+        sc = found ? value : setup(comm);
+        last_used.comm = comm;
+        last_used.sc = sc;
+        last_used.generation = gen;
+    }
     return sc->mode == SHIM_TEAM ? sc : NULL;
 }

@@ -371,13 +371,24 @@ static void report(const tcase *tc, int rank, const char *what, size_t index, co
             tc->root_pick, tc->in_place, tc->mixed ? " mixed" : "", world_rank, rank, what, index, detail);
 }
 
+/* x87 long double keeps 10 significant bytes in 16: an MPI may copy the
+ * elements with 10-byte loads and stores (MPICH does inside its gather tree)
+ * and leave the rest of the receive buffer alone, so those 6 bytes of each
+ * element are not compared. */
+static bool padding_byte(const tcase *tc, size_t i)
+{
+    return tc->mt && tc->mt->type == MPI_LONG_DOUBLE && sizeof(long double) == 16 && i % 16 >= 10;
+}
+
 static void compare_bytes(const tcase *tc, int rank, const char *what, const char *a, const char *b, size_t n)
 {
     if (!memcmp(a, b, n))
         return;
     size_t i = 0;
-    while (a[i] == b[i])
+    while (i < n && (a[i] == b[i] || padding_byte(tc, i)))
         i++;
+    if (i == n)
+        return;
     char d[96];
     snprintf(d, sizeof d, "shoal byte 0x%02x, host byte 0x%02x", (unsigned char)a[i], (unsigned char)b[i]);
     report(tc, rank, what, i, d);
