@@ -834,6 +834,9 @@ static int deadlock_report(sim_flit_engine *e, sim_err *err) {
                   blocked > listed ? " (first listed)" : "", body);
 }
 
+/* Deadlock and run-length checks. The runs call it every 256 cycles: cheap,
+ * and far finer than any sensible deadlock_window. An empty network (flits
+ * waiting only in source queues, or none at all) is never a deadlock. */
 static int watchdog(sim_flit_engine *e, sim_err *err) {
   if (e->st.flits_injected == e->st.flits_ejected) e->last_progress = e->now;
   if (e->now - e->last_progress > e->p.deadlock_window) return deadlock_report(e, err);
