@@ -34,6 +34,11 @@ typedef struct coll_moves {
     int max_out;     /* most slots any rank exposes: alike on every rank */
     size_t max_len;  /* longest slot any rank exposes: alike on every rank */
     int only_peer;   /* the one peer that touches my exposures, or -1: any */
+    /* This rank's own block, copied once its exposures are published, so
+     * that the copy overlaps the peers' transfers. */
+    const void *self_src;
+    void *self_dst;
+    size_t self_len;
 } coll_moves;
 
 /* Runs the moves; on windowed lanes in as many rounds as max_len needs. */

@@ -31,6 +31,12 @@ static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, s
     }
 }
 
+static void copy_self(const coll_moves *m)
+{
+    if (m->self_len && m->self_src != m->self_dst)
+        memcpy(m->self_dst, m->self_src, m->self_len);
+}
+
 /* Single-copy lanes: the owner's buffers stay in use until its readers
  * (or writers) are done. */
 static void outwait_peers(coll_team *t, const lane_ops *lane, const coll_moves *m, uint64_t done)
@@ -65,6 +71,8 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         }
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
+        if (r == 0)
+            copy_self(m);
         run_xfers(t, lane, m, lo, hi, exposed);
         done = coll_next_epoch(t);
         coll_post(t, done);
@@ -96,6 +104,7 @@ void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m)
     hdr->len = longest;
     uint64_t exposed = coll_next_epoch(t);
     coll_post(t, exposed);
+    copy_self(m);
     coll_wait_all(t, exposed);
 
     bool all_eager = true;
@@ -115,16 +124,50 @@ void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m)
 
     coll_moves sized = *m;
     sized.max_len = max_len;
+    sized.self_len = 0; /* done above */
     coll_move(t, ch->large_lane, &sized);
 }
 
-/* ---- bcast: a k-ary tree; fanout n-1 is the flat algorithm ---- */
+/* ---- bcast ---- */
 
+/* Flat on a lane that can put: instead of idling while every rank reads its
+ * buffer, the root writes the last 1/n of the message into each rank while
+ * they read the rest from it, so every core copies about as much. */
+static void bcast_flat_shared(coll_team *t, const lane_ops *lane, void *buf, size_t bytes, int root)
+{
+    int n = t->n;
+    size_t split = bytes / (size_t)n * (size_t)(n - 1) / CORE_CACHELINE * CORE_CACHELINE;
+    coll_round_begin(t, true);
+    lane->expose(&t->lane, 0, buf, bytes);
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    coll_post(t, exposed);
+    if (t->me == root) {
+        for (int i = 1; i < n; i++) {
+            int p = (root + i) % n;
+            coll_wait(t, p, exposed);
+            lane->put(&t->lane, p, 0, split, (char *)buf + split, bytes - split);
+        }
+        coll_post(t, done);
+        coll_wait_all(t, done); /* they have read my buffer */
+    } else {
+        coll_wait(t, root, exposed);
+        lane->fetch(&t->lane, root, 0, 0, buf, split);
+        coll_post(t, done);
+        coll_wait(t, root, done); /* the root has written my tail */
+    }
+    coll_round_end(t, done);
+}
+
+/* A k-ary tree pipelined in chunks; fanout n-1 is the flat algorithm. */
 void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 {
     if (bytes == 0 || t->n == 1)
         return;
     plan_choice ch = coll_plan(t, CORE_COLL_BCAST, bytes);
+    if (ch.algo == PLAN_BCAST_FLAT && ch.lane->single_copy && ch.lane->put) {
+        bcast_flat_shared(t, ch.lane, buf, bytes, root);
+        return;
+    }
     int n = t->n, k = ch.algo == PLAN_BCAST_FLAT ? n - 1 : ch.fanout;
     int rel = (t->me - root + n) % n;
     int parent = rel ? ((rel - 1) / k + root) % n : -1;
@@ -185,8 +228,11 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .only_peer = -1};
 
-    if (me == root && sbuf && rbytes[me])
-        memcpy((char *)rbuf + roffs[me], sbuf, rbytes[me]);
+    if (me == root && sbuf && rbytes[me]) {
+        m.self_src = sbuf;
+        m.self_dst = (char *)rbuf + roffs[me];
+        m.self_len = rbytes[me];
+    }
 
     if (ch.algo == PLAN_MOVE_PUSH && !v) {
         /* The root exposes one slot per rank's place; every rank writes its own. */
@@ -249,12 +295,14 @@ void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, 
     if (longest == 0)
         return;
     plan_choice ch = coll_plan(t, CORE_COLL_ALLGATHERV, longest);
-    if (sbuf && sbytes)
-        memcpy((char *)rbuf + roffs[me], sbuf, sbytes);
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};
-    out[0] = (coll_out){0, (char *)rbuf + roffs[me], rbytes[me]};
+    /* Peers read my block from my send buffer, or from its place in rbuf
+     * when in place, while I copy it there myself. */
+    out[0] = (coll_out){0, sbuf ? sbuf : (char *)rbuf + roffs[me], rbytes[me]};
+    if (sbuf)
+        m.self_src = sbuf, m.self_dst = (char *)rbuf + roffs[me], m.self_len = sbytes;
     for (int i = 1; i < n; i++) {
         int p = (me + i) % n;
         if (rbytes[p])
@@ -288,7 +336,7 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
     if (me == root) {
         if (rbuf && sbytes[me])
-            memcpy(rbuf, (const char *)sbuf + soffs[me], sbytes[me]);
+            m.self_src = (const char *)sbuf + soffs[me], m.self_dst = rbuf, m.self_len = sbytes[me];
         for (int p = 0; p < n; p++)
             out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
     } else if (rbytes) {
@@ -331,7 +379,7 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
     if (rbytes[me])
-        memcpy((char *)rbuf + roffs[me], (const char *)sbuf + soffs[me], rbytes[me]);
+        m.self_src = (const char *)sbuf + soffs[me], m.self_dst = (char *)rbuf + roffs[me], m.self_len = rbytes[me];
     for (int i = 0; i < n; i++) {
         int p = (me + i) % n;
         out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};

@@ -134,6 +134,7 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->lane = (lane_ctx){
         .n = n,
         .me = me,
+        .flags = t->flags,
         .pids = t->pids,
         .slots = (lane_slot *)(base + l.slots),
         .nslots = l.nslots,

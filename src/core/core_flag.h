@@ -21,7 +21,10 @@
 
 typedef struct core_flag {
     _Atomic uint64_t value;
-    char pad_value[CORE_CACHELINE - sizeof(uint64_t)];
+    /* Bytes the owner writes before a post and readers read after seeing
+     * it: they travel in the same cache line as the value (lanes use them
+     * for small messages). */
+    unsigned char payload[CORE_CACHELINE - sizeof(uint64_t)];
     _Atomic uint32_t sleepers; /* waiters inside futex_wait on value */
     char pad_sleepers[CORE_CACHELINE - sizeof(uint32_t)];
 } core_flag;

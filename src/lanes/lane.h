@@ -32,9 +32,14 @@ typedef struct lane_slot {
     uint64_t len;
 } lane_slot;
 
+/* Slot 0 exposures of at most this many bytes travel inside the owner's
+ * flag line (core_flag.payload), one cache line for flag and data. */
+#define LANE_INLINE_MAX 16
+
 /* The node segment as lanes see it; filled in by the team that owns it. */
 typedef struct lane_ctx {
     int n, me;
+    struct core_flag *flags; /* [n] each rank's flag, whose payload holds inline data */
     const pid_t *pids;    /* [n] process ids of the local ranks */
     lane_slot *slots;     /* [n][2][nslots] */
     int nslots;

@@ -1,4 +1,5 @@
 /* cells lane: copy-in / copy-out through the shared segment. */
+#include <stddef.h>
 #include <string.h>
 
 #include "core.h"
@@ -6,8 +7,36 @@
 
 static size_t cells_window(const lane_ctx *ctx) { return ctx->stage_size; }
 
+/* The flag payload, per round parity: a tag (length + 1 when slot 0's bytes
+ * are inline, 0 when they are in the staging area) and 16 bytes of data at a
+ * 16-byte aligned offset of the line. */
+typedef struct inline_area {
+    uint32_t tag[2];
+    uint64_t spare;
+    _Alignas(16) unsigned char data[2][LANE_INLINE_MAX];
+} inline_area;
+_Static_assert(8 + sizeof(inline_area) <= sizeof(((core_flag *)0)->payload), "inline area fits the flag line");
+_Static_assert(offsetof(core_flag, payload) % 8 == 0, "payload alignment");
+
+static inline_area *inline_of(const lane_ctx *ctx, int rank)
+{
+    /* The payload starts 8 bytes into a 64-byte aligned line; the area
+     * starts 16 bytes in, so its data sits at offsets 32 and 48. */
+    return (inline_area *)(void *)(ctx->flags[rank].payload + 8);
+}
+
 static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
 {
+    if (slot == 0) {
+        inline_area *in = inline_of(ctx, ctx->me);
+        if (len <= LANE_INLINE_MAX) {
+            if (len)
+                memcpy(in->data[ctx->parity], buf, len);
+            in->tag[ctx->parity] = (uint32_t)len + 1;
+            return;
+        }
+        in->tag[ctx->parity] = 0;
+    }
     if (ctx->stage_used + len > ctx->stage_size)
         core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
                    ctx->stage_used + len, ctx->stage_size);
@@ -25,6 +54,11 @@ static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, siz
 {
     (void)len;
     (void)scratch;
+    if (slot == 0) {
+        const inline_area *in = inline_of(ctx, peer);
+        if (in->tag[ctx->parity])
+            return in->data[ctx->parity] + off;
+    }
     const lane_slot *s = lane_slot_at(ctx, peer, slot);
     return lane_staging_of(ctx, peer) + s->addr + off;
 }

@@ -56,6 +56,6 @@ typedef struct plan_choice {
 plan_choice plan_choose(const plan_query *q);
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
-#define PLAN_REDUCE_BLOCK (16 * 1024)
+#define PLAN_REDUCE_BLOCK (65536)
 
 #endif
