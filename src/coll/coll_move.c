@@ -334,13 +334,24 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
+    /* When the root's whole buffer fits one round, it goes out as one slot
+     * (slot 0: found through the flag line) and readers take their block at
+     * its offset; else one slot per rank, so rounds share the window fairly. */
+    bool one_slot = coll == CORE_COLL_SCATTER &&
+                    (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
+    if (one_slot)
+        m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
     if (me == root) {
         if (rbuf && sbytes[me])
             m.self_src = (const char *)sbuf + soffs[me], m.self_dst = rbuf, m.self_len = sbytes[me];
-        for (int p = 0; p < n; p++)
-            out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+        if (one_slot)
+            out[m.nout++] = (coll_out){0, sbuf, plan_bytes * (size_t)n};
+        else
+            for (int p = 0; p < n; p++)
+                out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
     } else if (rbytes) {
-        xf[m.nxfer++] = (coll_xfer){root, me, 0, rbuf, rbytes};
+        xf[m.nxfer++] = one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes}
+                                 : (coll_xfer){root, me, 0, rbuf, rbytes};
     }
     if (coll == CORE_COLL_SCATTERV)
         coll_move_v(t, &ch, &m);
@@ -378,13 +389,22 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
+    /* As for scatter: the whole send buffer as slot 0 when it fits a round. */
+    bool one_slot = coll == CORE_COLL_ALLTOALL &&
+                    (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
+    if (one_slot) {
+        m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
+        out[m.nout++] = (coll_out){0, sbuf, plan_bytes * (size_t)n};
+    }
     if (rbytes[me])
         m.self_src = (const char *)sbuf + soffs[me], m.self_dst = (char *)rbuf + roffs[me], m.self_len = rbytes[me];
     for (int i = 0; i < n; i++) {
         int p = (me + i) % n;
-        out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+        if (!one_slot)
+            out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
         if (p != me && rbytes[p])
-            xf[m.nxfer++] = (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};
+            xf[m.nxfer++] = one_slot ? (coll_xfer){p, 0, (size_t)me * plan_bytes, (char *)rbuf + roffs[p], rbytes[p]}
+                                     : (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
     if (coll == CORE_COLL_ALLTOALLV)
         coll_move_v(t, &ch, &m);

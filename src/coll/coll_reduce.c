@@ -7,28 +7,47 @@
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
+/* Where reduce_ranks also puts each finished block, while it is still in
+ * cache: slot 1 of rank `rank` (-1: of every other rank), from byte `off` on. */
+typedef struct block_sink {
+    int rank;
+    size_t off;
+} block_sink;
+
 /* out[0, count) = in_0 op in_1 op ... op in_{n-1}, where in_j is rank j's
  * slot `slot` from byte offset `off`. Works block by block so the inputs
- * stay in cache, and writes each element of out once. */
+ * stay in cache, and writes each element of out once. With a sink, each
+ * block is also put there (out NULL: only there). */
 static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
-                         core_reduce_fn fn, void *out)
+                         core_reduce_fn fn, void *out, const char *mine, const block_sink *sink)
 {
     size_t per = PLAN_REDUCE_BLOCK / esize;
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), bytes = k * esize, o = off + done * esize;
-        char *dst_final = (char *)out + done * esize;
-        const void *a = lane->view(&t->lane, 0, slot, o, bytes, sa);
+        char *dst_final = out ? (char *)out + done * esize : acc;
+        /* This rank's own input is read where it is, not through the lane. */
+#define VIEW(rank, scratch) \
+    ((rank) == t->me && mine ? (const void *)(mine + o) : lane->view(&t->lane, (rank), slot, o, bytes, (scratch)))
+        const void *a = VIEW(0, sa);
         if (t->n == 1) {
             if (a != dst_final)
                 memmove(dst_final, a, bytes);
             continue;
         }
         for (int j = 1; j < t->n; j++) {
-            const void *b = lane->view(&t->lane, j, slot, o, bytes, sb);
+            const void *b = VIEW(j, sb);
             void *dst = j == t->n - 1 ? dst_final : acc;
             fn(dst, a, b, k);
             a = dst;
+        }
+#undef VIEW
+        if (!sink)
+            continue;
+        for (int i = 1; i < t->n; i++) {
+            int p = (t->me + i) % t->n;
+            if (sink->rank < 0 || sink->rank == p)
+                lane->put(&t->lane, p, 1, sink->off + done * esize, dst_final, bytes);
         }
     }
 }
@@ -68,7 +87,7 @@ static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, 
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
         coll_wait_all(t, exposed);
-        reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize);
+        reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         done = coll_next_epoch(t);
         coll_post(t, done);
         coll_round_end(t, done);
@@ -77,12 +96,39 @@ static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, 
         coll_wait_all(t, done);
 }
 
+/* On a lane that can put: rank i reduces slice i of every input and writes
+ * each finished block into every rank's result while it is in cache. Safe
+ * in place: only the reducer of a slice reads that slice of any input, and
+ * it has read a block before it writes the block's result. */
+static void allreduce_sliced_put(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                                 size_t esize, core_reduce_fn fn)
+{
+    int n = t->n, me = t->me;
+    coll_round_begin(t, true);
+    lane->expose(&t->lane, 0, src, count * esize);
+    lane->expose(&t->lane, 1, dst, count * esize);
+    uint64_t exposed = coll_next_epoch(t);
+    coll_post(t, exposed);
+    coll_wait_all(t, exposed);
+    size_t lo = coll_slice_lo(count, n, me), hi = coll_slice_lo(count, n, me + 1);
+    block_sink everyone = {-1, lo * esize};
+    reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, dst + lo * esize, src, &everyone);
+    uint64_t done = coll_next_epoch(t);
+    coll_post(t, done);
+    coll_wait_all(t, done); /* all slices are in my buffer; nobody reads mine */
+    coll_round_end(t, done);
+}
+
 /* Reduce-scatter then allgather: rank i reduces slice i of every input and
  * the others copy it; every element is reduced once and written once per rank. */
 static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
                              size_t esize, core_reduce_fn fn)
 {
     int n = t->n, me = t->me;
+    if (lane->put) {
+        allreduce_sliced_put(t, lane, src, dst, count, esize, fn);
+        return;
+    }
     /* A round exposes its chunk of input plus this rank's slice of it. */
     size_t per = round_elements(t, lane, count, esize, 1, 0);
     if (!lane->single_copy)
@@ -100,7 +146,7 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
 
         size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1);
         char *mine = dst + (base + lo) * esize;
-        reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine);
+        reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine, src + base * esize, NULL);
         lane->expose(&t->lane, 1, mine, (hi - lo) * esize);
         uint64_t reduced = coll_next_epoch(t);
         coll_post(t, reduced);
@@ -155,7 +201,7 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
         if (t->me == root) {
             coll_post(t, exposed);
             coll_wait_all(t, exposed);
-            reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize);
+            reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         }
         /* Non-roots read nothing: exposed and done at once. */
         coll_post(t, done);
@@ -227,7 +273,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         per = per * (size_t)n / (size_t)(n + 1);
     if (per == 0)
         per = 1;
-    char *slice_buf = me == root ? NULL : coll_temp(t, (min_size(per, count) / (size_t)n + 1) * esize);
+    char *slice_buf = me == root || push ? NULL : coll_temp(t, (min_size(per, count) / (size_t)n + 1) * esize);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
@@ -240,13 +286,16 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         coll_wait_all(t, exposed);
 
         size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1), bytes = (hi - lo) * esize;
-        char *mine = me == root ? dst + (base + lo) * esize : slice_buf;
-        reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine);
-        if (me != root) {
-            if (push)
-                lane->put(&t->lane, root, 1, lo * esize, mine, bytes);
-            else
-                lane->expose(&t->lane, 1, mine, bytes);
+        if (me == root) {
+            reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, dst + (base + lo) * esize, src + base * esize,
+                         NULL);
+        } else if (push) {
+            /* Each block goes to the root while it is still in cache. */
+            block_sink sink = {root, lo * esize};
+            reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, NULL, src + base * esize, &sink);
+        } else {
+            reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, slice_buf, src + base * esize, NULL);
+            lane->expose(&t->lane, 1, slice_buf, bytes);
         }
         uint64_t reduced = coll_next_epoch(t);
         coll_post(t, reduced);
@@ -322,7 +371,7 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
         coll_wait_all(t, exposed);
-        reduce_ranks(t, lane, me, 0, k, esize, fn, out + base * esize);
+        reduce_ranks(t, lane, me, 0, k, esize, fn, out + base * esize, src + ((size_t)me * count + base) * esize, NULL);
         done = coll_next_epoch(t);
         coll_post(t, done);
         coll_round_end(t, done);

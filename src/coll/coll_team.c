@@ -12,6 +12,7 @@
 #define PAGE 4096
 /* Staging per rank and round parity when SHOAL_SHM_SIZE is not set. */
 #define DEFAULT_STAGE_SIZE (256 * 1024)
+#define MAX_STAGE_SIZE ((size_t)1 << 30)
 
 typedef struct segment_header {
     uint64_t magic;
@@ -57,6 +58,8 @@ size_t coll_segment_size(int n, size_t shm_size)
     }
     if (stage < min_stage_size(n))
         stage = min_stage_size(n);
+    if (stage > MAX_STAGE_SIZE)
+        stage = MAX_STAGE_SIZE; /* offsets in the flag line are 32-bit */
     return layout_for(n, stage).total;
 }
 

@@ -77,7 +77,7 @@ void coll_team_close(coll_team *t);
 
 static inline uint64_t coll_next_epoch(coll_team *t) { return ++t->epoch; }
 
-static inline void coll_post(coll_team *t, uint64_t e) { core_flag_post(&t->flags[t->me], e); }
+static inline void coll_post(coll_team *t, uint64_t e) { core_flag_post(&t->flags[t->me], e, &t->wait); }
 
 static inline void coll_wait(coll_team *t, int peer, uint64_t e)
 {

@@ -37,10 +37,15 @@ core_wait_policy core_wait_policy_for(int local_ranks, int cores)
         /* Taking turns: the peer we wait for needs our core. */
         p.spin = 64;
         p.yields = 4;
+        p.sleep_ns = 20000000L;
+        p.fence_posts = true;
     } else {
-        /* Roughly 20-50 us of polling, then a few yields. */
+        /* Roughly 20-50 us of polling, then a few yields; sleeping is for
+         * long waits only. */
         p.spin = 20000;
         p.yields = 64;
+        p.sleep_ns = 1000000L;
+        p.fence_posts = false;
     }
     if (cfg->spin >= 0)
         p.spin = cfg->spin;
@@ -48,18 +53,18 @@ core_wait_policy core_wait_policy_for(int local_ranks, int cores)
     return p;
 }
 
-void core_flag_post(core_flag *f, uint64_t value)
+void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy)
 {
     atomic_store_explicit(&f->value, value, memory_order_release);
     /* Pairs with the fence in core_flag_wait_sleep: either the sleeper sees
      * the new value or we see the sleeper. */
-    atomic_thread_fence(memory_order_seq_cst);
+    if (policy->fence_posts)
+        atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&f->sleepers, memory_order_relaxed))
         futex_wake_all(f);
 }
 
 #define LIVENESS_EVERY_NS 100000000ull /* 0.1 s */
-#define SLEEP_SLICE_NS 20000000L       /* 20 ms per futex wait */
 
 void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter *w)
 {
@@ -75,7 +80,7 @@ void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter
         atomic_thread_fence(memory_order_seq_cst);
         uint64_t v = core_flag_read(f);
         if (v < target)
-            futex_wait_for(f, (uint32_t)v, SLEEP_SLICE_NS);
+            futex_wait_for(f, (uint32_t)v, w->policy->sleep_ns);
         atomic_fetch_sub_explicit(&mf->sleepers, 1, memory_order_relaxed);
         if (core_flag_read(f) >= target)
             return;

@@ -14,6 +14,7 @@
 #define SHOAL_CORE_FLAG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -35,6 +36,12 @@ _Static_assert(sizeof(core_flag) == CORE_FLAG_STRIDE, "one flag per two cache li
 typedef struct core_wait_policy {
     long spin;         /* polls before the first yield */
     int yields;        /* sched_yield rounds before sleeping */
+    long sleep_ns;     /* one futex sleep, before looking again */
+    /* Posts fence before looking for sleepers, so that no wake-up is ever
+     * missed. Worth its cost (the wait for the flag line's ownership) only
+     * where waiters sleep often: when ranks take turns on cores. Without it
+     * a wake-up missed in a rare race costs one sleep_ns. */
+    bool fence_posts;
     uint64_t timeout_ns; /* 0: no limit (dead peers are still detected) */
 } core_wait_policy;
 
@@ -55,7 +62,7 @@ static inline uint64_t core_flag_read(const core_flag *f)
     return atomic_load_explicit(&f->value, memory_order_acquire);
 }
 
-void core_flag_post(core_flag *f, uint64_t value);
+void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy);
 
 /* Returns once f->value >= target. */
 static inline void core_flag_wait_slow(const core_flag *f, uint64_t target, const core_waiter *w);

@@ -7,12 +7,13 @@
 
 static size_t cells_window(const lane_ctx *ctx) { return ctx->stage_size; }
 
-/* The flag payload, per round parity: a tag (length + 1 when slot 0's bytes
- * are inline, 0 when they are in the staging area) and 16 bytes of data at a
- * 16-byte aligned offset of the line. */
+/* The flag payload, per round parity: where slot 0's bytes are (tag: length
+ * + 1 when inline, 0 when in the staging area at staged_at), and 16 bytes of
+ * inline data at a 16-byte aligned offset of the line. A reader of slot 0
+ * touches only the flag line it already waited on, and the data. */
 typedef struct inline_area {
     uint32_t tag[2];
-    uint64_t spare;
+    uint32_t staged_at[2];
     _Alignas(16) unsigned char data[2][LANE_INLINE_MAX];
 } inline_area;
 _Static_assert(8 + sizeof(inline_area) <= sizeof(((core_flag *)0)->payload), "inline area fits the flag line");
@@ -36,6 +37,7 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
             return;
         }
         in->tag[ctx->parity] = 0;
+        in->staged_at[ctx->parity] = (uint32_t)ctx->stage_used;
     }
     if (ctx->stage_used + len > ctx->stage_size)
         core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
@@ -43,9 +45,11 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     char *dst = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
     if (len)
         memcpy(dst, buf, len);
-    lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
-    s->addr = ctx->stage_used;
-    s->len = len;
+    if (slot != 0) { /* slot 0 is found through the flag line */
+        lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
+        s->addr = ctx->stage_used;
+        s->len = len;
+    }
     /* Keep each exposed piece on its own cache lines. */
     ctx->stage_used += core_align_up(len, CORE_CACHELINE);
 }
@@ -58,6 +62,7 @@ static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, siz
         const inline_area *in = inline_of(ctx, peer);
         if (in->tag[ctx->parity])
             return in->data[ctx->parity] + off;
+        return lane_staging_of(ctx, peer) + in->staged_at[ctx->parity] + off;
     }
     const lane_slot *s = lane_slot_at(ctx, peer, slot);
     return lane_staging_of(ctx, peer) + s->addr + off;

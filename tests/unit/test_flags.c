@@ -37,7 +37,7 @@ static int ping_pong(shared *s, core_wait_policy policy, int rounds)
                 bad += s->payload[i] != e * 1000 + (uint64_t)i;
             for (int i = 0; i < 64; i++)
                 s->payload[i] = e * 7000 + (uint64_t)i;
-            core_flag_post(&s->pong, e);
+            core_flag_post(&s->pong, e, &policy);
         }
         _exit(bad ? 1 : 0);
     }
@@ -46,7 +46,7 @@ static int ping_pong(shared *s, core_wait_policy policy, int rounds)
     for (uint64_t e = 1; e <= (uint64_t)rounds; e++) {
         for (int i = 0; i < 64; i++)
             s->payload[i] = e * 1000 + (uint64_t)i;
-        core_flag_post(&s->ping, e);
+        core_flag_post(&s->ping, e, &policy);
         core_flag_wait(&s->pong, e, &w);
         for (int i = 0; i < 64; i++)
             bad += s->payload[i] != e * 7000 + (uint64_t)i;
@@ -61,25 +61,36 @@ static void on_fatal(void) { _exit(42); }
 int main(void)
 {
     /* Spinning, as when each rank has a core. */
-    core_wait_policy spin = {.spin = 1000000, .yields = 16};
+    core_wait_policy spin = {.spin = 1000000, .yields = 16, .sleep_ns = 1000000};
     shared *s = map_shared();
     CHECK(ping_pong(s, spin, 20000) == 0, "spinning ping-pong saw a payload before its post");
     CHECK(core_flag_read(&s->ping) == 20000 && core_flag_read(&s->pong) == 20000, "final epochs");
 
     /* No spinning, no yielding: every wait goes to sleep on the futex and
      * must be woken by the post (oversubscribed nodes). */
-    core_wait_policy sleepy = {.spin = 0, .yields = 0};
+    core_wait_policy sleepy = {.spin = 0, .yields = 0, .sleep_ns = 20000000, .fence_posts = true};
     s = map_shared();
+    uint64_t t_sleepy = core_now_ns();
     CHECK(ping_pong(s, sleepy, 3000) == 0, "sleeping ping-pong saw a payload before its post");
     CHECK(atomic_load(&s->ping.sleepers) == 0 && atomic_load(&s->pong.sleepers) == 0,
           "sleepers left registered");
+    /* With fenced posts no wake-up is missed: 3000 round trips would take a
+     * minute at one 20 ms sleep slice each, they take well under a second. */
+    CHECK(core_now_ns() - t_sleepy < 20000000000ull, "fenced posts missed wake-ups (%.1f s)",
+          (double)(core_now_ns() - t_sleepy) / 1e9);
+
+    /* Unfenced posts with sleeping waiters: still correct, a missed wake-up
+     * costs one short sleep slice at most. */
+    core_wait_policy unfenced = {.spin = 0, .yields = 0, .sleep_ns = 1000000, .fence_posts = false};
+    s = map_shared();
+    CHECK(ping_pong(s, unfenced, 2000) == 0, "unfenced ping-pong saw a payload before its post");
 
     /* A post long after the waiter fell asleep still wakes it promptly. */
     s = map_shared();
     pid_t poster = fork();
     if (poster == 0) {
         usleep(200000);
-        core_flag_post(&s->ping, 5);
+        core_flag_post(&s->ping, 5, &sleepy);
         _exit(0);
     }
     core_waiter w = {&sleepy, poster, 1, "test"};
