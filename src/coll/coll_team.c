@@ -10,9 +10,10 @@
 #define SEGMENT_MAGIC 0x676573206c616f68ull /* "hoal seg" */
 #define SEGMENT_VERSION 1
 #define PAGE 4096
-/* Staging per rank and round parity when SHOAL_SHM_SIZE is not set. */
-#define DEFAULT_STAGE_SIZE (256 * 1024)
-#define MAX_STAGE_SIZE ((size_t)1 << 30)
+/* Staging per rank and round buffer when SHOAL_SHM_SIZE is not set. */
+#define DEFAULT_STAGE_SIZE (128 * 1024)
+/* Slot-0 offsets travel as 32-bit counts of cache lines. */
+#define MAX_STAGE_SIZE (((size_t)1 << 32) * CORE_CACHELINE)
 
 typedef struct segment_header {
     uint64_t magic;
@@ -33,10 +34,10 @@ static layout layout_for(int n, size_t stage_size)
     l.nslots = n + 2;
     l.flags = PAGE;
     l.info = l.flags + (size_t)n * sizeof(core_flag);
-    l.slots = core_align_up(l.info + (size_t)n * sizeof(coll_rank_info), CORE_FLAG_STRIDE);
-    l.staging = core_align_up(l.slots + (size_t)n * 2 * (size_t)l.nslots * sizeof(lane_slot), PAGE);
+    l.slots = core_align_up(l.info + (size_t)n * sizeof(coll_rank_info), 128);
+    l.staging = core_align_up(l.slots + (size_t)n * LANE_ROUNDS * (size_t)l.nslots * sizeof(lane_slot), PAGE);
     l.stage_stride = core_align_up(stage_size, PAGE);
-    l.total = l.staging + (size_t)n * 2 * l.stage_stride;
+    l.total = l.staging + (size_t)n * LANE_ROUNDS * l.stage_stride;
     return l;
 }
 
@@ -49,7 +50,7 @@ size_t coll_segment_size(int n, size_t shm_size)
     size_t stage = DEFAULT_STAGE_SIZE;
     if (shm_size) {
         size_t fixed = layout_for(n, 0).total;
-        stage = shm_size > fixed ? (shm_size - fixed) / (2 * (size_t)n) / PAGE * PAGE : 0;
+        stage = shm_size > fixed ? (shm_size - fixed) / (LANE_ROUNDS * (size_t)n) / PAGE * PAGE : 0;
         if (stage < min_stage_size(n)) {
             core_log_warn_once("SHOAL_SHM_SIZE=%zu is too small for %d ranks; using %zu bytes", shm_size, n,
                                layout_for(n, min_stage_size(n)).total);
@@ -59,7 +60,7 @@ size_t coll_segment_size(int n, size_t shm_size)
     if (stage < min_stage_size(n))
         stage = min_stage_size(n);
     if (stage > MAX_STAGE_SIZE)
-        stage = MAX_STAGE_SIZE; /* offsets in the flag line are 32-bit */
+        stage = MAX_STAGE_SIZE;
     return layout_for(n, stage).total;
 }
 
@@ -71,7 +72,7 @@ void coll_segment_format(void *base, size_t size, int n)
     h->magic = SEGMENT_MAGIC;
     h->version = SEGMENT_VERSION;
     h->n = (uint32_t)n;
-    h->stage_size = (size - fixed) / (2 * (size_t)n) / PAGE * PAGE;
+    h->stage_size = (size - fixed) / (LANE_ROUNDS * (size_t)n) / PAGE * PAGE;
     h->total = size;
 }
 
@@ -83,10 +84,10 @@ void coll_wait_all(coll_team *t, uint64_t e)
 
 void coll_round_begin(coll_team *t, bool exposing)
 {
-    int parity = (int)(t->round & 1);
-    if (exposing && t->reuse_epoch[parity])
-        coll_wait_all(t, t->reuse_epoch[parity]);
-    lane_begin_round(&t->lane, parity);
+    int buffer = (int)(t->round % LANE_ROUNDS);
+    if (exposing && t->reuse_epoch[buffer])
+        coll_wait_all(t, t->reuse_epoch[buffer]);
+    lane_begin_round(&t->lane, buffer);
 }
 
 void *coll_temp(coll_team *t, size_t size)

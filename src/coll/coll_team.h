@@ -1,7 +1,8 @@
 /* coll_team: the ranks of one node-local group and the segment they share.
  *
  * Segment layout (computed alike by every rank from n and the staging size):
- *   header | flags [n] | rank info [n] | slot tables [n][2][n+2] | staging [n][2]
+ *   header | flags [n] | rank info [n] | slot tables [n][R][n+2] | staging [n][R]
+ * (R = LANE_ROUNDS round buffers)
  *
  * Synchronisation is by epochs: every rank owns one flag and posts growing
  * epoch numbers on it. Every algorithm consumes the same number of epochs on
@@ -9,9 +10,9 @@
  * reached epoch e" means the same step everywhere. A post means "everything I
  * do up to this step is done"; a wait is "until that rank's flag >= e".
  *
- * Rounds alternate between two parities of staging areas and slot tables.
+ * Rounds cycle through LANE_ROUNDS buffers of staging areas and slot tables.
  * A rank that exposes data in a round first waits until every peer is done
- * with what it exposed two rounds before (coll_round_begin).
+ * with what it exposed LANE_ROUNDS rounds before (coll_round_begin).
  *
  * May call: core, lanes, planner. Never MPI: the MPI layer creates the
  * segment, shares its name, and hands it to coll_team_open. */
@@ -30,7 +31,7 @@ typedef struct coll_rank_info {
     int32_t cma_errno;    /* this rank's CMA probe result over all peers */
     uint64_t probe_addr;  /* a word in this rank's memory, for the probe */
     uint64_t probe_value;
-    char pad[CORE_FLAG_STRIDE - 24];
+    char pad[128 - 24];
 } coll_rank_info;
 
 struct coll_out;
@@ -48,7 +49,7 @@ typedef struct coll_team {
     bool cma_usable;           /* every rank can read every other with CMA */
     uint64_t epoch;            /* last epoch this rank posted or skipped */
     uint64_t round;            /* rounds started */
-    uint64_t reuse_epoch[2];   /* peers are done with parity p once they reach it */
+    uint64_t reuse_epoch[LANE_ROUNDS]; /* peers are done with buffer b once they reach it */
     core_wait_policy wait;
     const char *doing;         /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
@@ -101,7 +102,7 @@ void coll_round_begin(coll_team *t, bool exposing);
 /* readers_done: the epoch at which every reader of this round has finished. */
 static inline void coll_round_end(coll_team *t, uint64_t readers_done)
 {
-    t->reuse_epoch[t->round & 1] = readers_done;
+    t->reuse_epoch[t->round % LANE_ROUNDS] = readers_done;
     t->round++;
 }
 

@@ -21,16 +21,17 @@
 #include "core_sys.h"
 
 typedef struct core_flag {
-    _Atomic uint64_t value;
+    _Alignas(128) _Atomic uint64_t value;
     /* Bytes the owner writes before a post and readers read after seeing
-     * it: they travel in the same cache line as the value (lanes use them
-     * for small messages). */
+     * it (lanes use them for small messages): the rest of the value's line,
+     * and the next line, which shares its 128-byte pair and comes along
+     * with it for a few nanoseconds more. */
     unsigned char payload[CORE_CACHELINE - sizeof(uint64_t)];
-    _Atomic uint32_t sleepers; /* waiters inside futex_wait on value */
-    char pad_sleepers[CORE_CACHELINE - sizeof(uint32_t)];
+    unsigned char payload_near[CORE_CACHELINE];
+    _Alignas(128) _Atomic uint32_t sleepers; /* waiters inside futex_wait on value */
 } core_flag;
 
-_Static_assert(sizeof(core_flag) == CORE_FLAG_STRIDE, "one flag per two cache lines");
+_Static_assert(sizeof(core_flag) == CORE_FLAG_STRIDE, "a flag takes two pairs of cache lines");
 
 /* How a rank waits; derived once from the oversubscription of the node. */
 typedef struct core_wait_policy {

@@ -8,9 +8,10 @@
 #include <sys/types.h>
 
 #define CORE_CACHELINE 64
-/* Flags sit this far apart: two lines, so the adjacent-line prefetcher of
- * x86 cores does not make neighbouring flags share traffic. */
-#define CORE_FLAG_STRIDE 128
+/* A flag takes this many bytes: its value and payload fill one 128-byte
+ * aligned pair of lines (x86 cores fetch the pair together), the sleeper
+ * count another pair, so neighbouring flags never share traffic. */
+#define CORE_FLAG_STRIDE 256
 
 /* Cores this process may run on (its affinity mask), at least 1. */
 int core_cpu_count(void);

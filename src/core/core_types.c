@@ -23,6 +23,15 @@
     KERNEL(replace_##sfx, T, ((void)x, y))         \
     KERNEL(noop_##sfx, T, ((void)y, x))
 
+/* Integers wrap on overflow, as every MPI's do: the arithmetic runs in the
+ * unsigned type of the same width (signed overflow is undefined in C), and
+ * converting back is modulo 2^N. */
+#define WRAP_KERNELS(sfx, T, U)                                \
+    KERNEL(sum_##sfx, T, (T)((U)x + (U)y))                     \
+    KERNEL(prod_##sfx, T, (T)((U)x * (U)y))                    \
+    KERNEL(replace_##sfx, T, ((void)x, y))                     \
+    KERNEL(noop_##sfx, T, ((void)y, x))
+
 #define ORDER_KERNELS(sfx, T)                      \
     KERNEL(min_##sfx, T, y < x ? y : x)            \
     KERNEL(max_##sfx, T, y > x ? y : x)
@@ -37,16 +46,18 @@
     KERNEL(bor_##sfx, T, (T)(x | y))               \
     KERNEL(bxor_##sfx, T, (T)(x ^ y))
 
-#define INT_KERNELS(sfx, T) ARITH_KERNELS(sfx, T) ORDER_KERNELS(sfx, T) LOGIC_KERNELS(sfx, T) BIT_KERNELS(sfx, T)
+/* U is the type the arithmetic runs in: at least unsigned int, so that
+ * narrow types are not promoted back to a signed int before multiplying. */
+#define INT_KERNELS(sfx, T, U) WRAP_KERNELS(sfx, T, U) ORDER_KERNELS(sfx, T) LOGIC_KERNELS(sfx, T) BIT_KERNELS(sfx, T)
 
-INT_KERNELS(i8, int8_t)
-INT_KERNELS(i16, int16_t)
-INT_KERNELS(i32, int32_t)
-INT_KERNELS(i64, int64_t)
-INT_KERNELS(u8, uint8_t)
-INT_KERNELS(u16, uint16_t)
-INT_KERNELS(u32, uint32_t)
-INT_KERNELS(u64, uint64_t)
+INT_KERNELS(i8, int8_t, unsigned)
+INT_KERNELS(i16, int16_t, unsigned)
+INT_KERNELS(i32, int32_t, uint32_t)
+INT_KERNELS(i64, int64_t, uint64_t)
+INT_KERNELS(u8, uint8_t, unsigned)
+INT_KERNELS(u16, uint16_t, unsigned)
+INT_KERNELS(u32, uint32_t, uint32_t)
+INT_KERNELS(u64, uint64_t, uint64_t)
 ARITH_KERNELS(f, float)
 ORDER_KERNELS(f, float)
 ARITH_KERNELS(d, double)

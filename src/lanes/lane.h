@@ -14,9 +14,10 @@
  *          buffers (one copy). No window. The owner must wait for its readers
  *          before it returns, since they read its own memory.
  *
- * Staging areas and slot tables exist twice, by round parity, so a rank can
- * expose round r+1 while peers still read round r. Keeping rounds in step is
- * the caller's job (src/coll/coll_team.h).
+ * Staging areas and slot tables exist LANE_ROUNDS times, one per round
+ * modulo LANE_ROUNDS, so a rank can expose the next rounds while peers still
+ * read earlier ones. Keeping rounds in step is the caller's job
+ * (src/coll/coll_team.h).
  *
  * May call: core. */
 #ifndef SHOAL_LANE_H
@@ -32,8 +33,13 @@ typedef struct lane_slot {
     uint64_t len;
 } lane_slot;
 
-/* Slot 0 exposures of at most this many bytes travel inside the owner's
- * flag line (core_flag.payload), one cache line for flag and data. */
+/* Round buffers: a rank reuses one only when every peer is done with the
+ * round that used it LANE_ROUNDS rounds before. More buffers make a rank that
+ * runs ahead (a root that only sends) check its readers less often. */
+#define LANE_ROUNDS 4
+
+/* Slot 0 exposures of at most this many bytes travel with the owner's flag
+ * (core_flag.payload_near), in the line paired with the flag's. */
 #define LANE_INLINE_MAX 16
 
 /* The node segment as lanes see it; filled in by the team that owns it. */
@@ -41,12 +47,12 @@ typedef struct lane_ctx {
     int n, me;
     struct core_flag *flags; /* [n] each rank's flag, whose payload holds inline data */
     const pid_t *pids;    /* [n] process ids of the local ranks */
-    lane_slot *slots;     /* [n][2][nslots] */
+    lane_slot *slots;     /* [n][LANE_ROUNDS][nslots] */
     int nslots;
-    char *staging;        /* [n][2][stage_size], each area page-aligned */
+    char *staging;        /* [n][LANE_ROUNDS][stage_size], each area page-aligned */
     size_t stage_stride;  /* bytes between two staging areas */
     size_t stage_size;    /* usable bytes of one staging area */
-    int parity;           /* of the current round */
+    int parity;           /* the current round's buffer: round % LANE_ROUNDS */
     size_t stage_used;    /* bytes of my staging area taken this round */
 } lane_ctx;
 
@@ -69,15 +75,15 @@ extern const lane_ops lane_cma;
 
 static inline lane_slot *lane_slot_at(const lane_ctx *ctx, int rank, int slot)
 {
-    return &ctx->slots[((size_t)rank * 2 + (size_t)ctx->parity) * (size_t)ctx->nslots + (size_t)slot];
+    return &ctx->slots[((size_t)rank * LANE_ROUNDS + (size_t)ctx->parity) * (size_t)ctx->nslots + (size_t)slot];
 }
 
 static inline char *lane_staging_of(const lane_ctx *ctx, int rank)
 {
-    return ctx->staging + ((size_t)rank * 2 + (size_t)ctx->parity) * ctx->stage_stride;
+    return ctx->staging + ((size_t)rank * LANE_ROUNDS + (size_t)ctx->parity) * ctx->stage_stride;
 }
 
-/* Starts a round on the given parity: my staging area is empty again. */
+/* Starts a round on the given buffer: my staging area is empty again. */
 static inline void lane_begin_round(lane_ctx *ctx, int parity)
 {
     ctx->parity = parity;

@@ -7,37 +7,46 @@
 
 static size_t cells_window(const lane_ctx *ctx) { return ctx->stage_size; }
 
-/* The flag payload, per round parity: where slot 0's bytes are (tag: length
- * + 1 when inline, 0 when in the staging area at staged_at), and 16 bytes of
- * inline data at a 16-byte aligned offset of the line. A reader of slot 0
- * touches only the flag line it already waited on, and the data. */
-typedef struct inline_area {
-    uint32_t tag[2];
-    uint32_t staged_at[2];
-    _Alignas(16) unsigned char data[2][LANE_INLINE_MAX];
-} inline_area;
-_Static_assert(8 + sizeof(inline_area) <= sizeof(((core_flag *)0)->payload), "inline area fits the flag line");
-_Static_assert(offsetof(core_flag, payload) % 8 == 0, "payload alignment");
+/* Per round buffer, in the flag's own line: where slot 0's bytes are (tag:
+ * length + 1 when inline, 0 when in the staging area at staged_at cache
+ * lines from its start: exposures are line-aligned), and up to
+ * 8 of them; 9 to 16 bytes go to the line paired with the flag's, which
+ * comes along for a few nanoseconds more. A reader of slot 0 touches only
+ * the flag's pair of lines unless the data is larger. */
+#define NEAR_MAX 8
+typedef struct slot0_where {
+    uint8_t tag[LANE_ROUNDS];
+    uint32_t staged_at[LANE_ROUNDS];
+    _Alignas(8) unsigned char near[LANE_ROUNDS][NEAR_MAX];
+} slot0_where;
+typedef struct slot0_data {
+    _Alignas(16) unsigned char bytes[LANE_ROUNDS][LANE_INLINE_MAX];
+} slot0_data;
+_Static_assert(sizeof(slot0_where) <= sizeof(((core_flag *)0)->payload), "slot-0 header fits the flag line");
+_Static_assert(sizeof(slot0_data) <= sizeof(((core_flag *)0)->payload_near), "inline data fits the paired line");
 
-static inline_area *inline_of(const lane_ctx *ctx, int rank)
+static slot0_where *where_of(const lane_ctx *ctx, int rank) { return (slot0_where *)(void *)ctx->flags[rank].payload; }
+
+/* Where len inline bytes of rank's slot 0 live this round. */
+static unsigned char *inline_of(const lane_ctx *ctx, int rank, size_t len)
 {
-    /* The payload starts 8 bytes into a 64-byte aligned line; the area
-     * starts 16 bytes in, so its data sits at offsets 32 and 48. */
-    return (inline_area *)(void *)(ctx->flags[rank].payload + 8);
+    if (len <= NEAR_MAX)
+        return where_of(ctx, rank)->near[ctx->parity];
+    return ((slot0_data *)(void *)ctx->flags[rank].payload_near)->bytes[ctx->parity];
 }
 
 static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
 {
     if (slot == 0) {
-        inline_area *in = inline_of(ctx, ctx->me);
+        slot0_where *where = where_of(ctx, ctx->me);
         if (len <= LANE_INLINE_MAX) {
             if (len)
-                memcpy(in->data[ctx->parity], buf, len);
-            in->tag[ctx->parity] = (uint32_t)len + 1;
+                memcpy(inline_of(ctx, ctx->me, len), buf, len);
+            where->tag[ctx->parity] = (uint8_t)(len + 1);
             return;
         }
-        in->tag[ctx->parity] = 0;
-        in->staged_at[ctx->parity] = (uint32_t)ctx->stage_used;
+        where->tag[ctx->parity] = 0;
+        where->staged_at[ctx->parity] = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
     }
     if (ctx->stage_used + len > ctx->stage_size)
         core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
@@ -59,10 +68,10 @@ static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, siz
     (void)len;
     (void)scratch;
     if (slot == 0) {
-        const inline_area *in = inline_of(ctx, peer);
-        if (in->tag[ctx->parity])
-            return in->data[ctx->parity] + off;
-        return lane_staging_of(ctx, peer) + in->staged_at[ctx->parity] + off;
+        const slot0_where *where = where_of(ctx, peer);
+        if (where->tag[ctx->parity])
+            return inline_of(ctx, peer, where->tag[ctx->parity] - 1u) + off;
+        return lane_staging_of(ctx, peer) + (size_t)where->staged_at[ctx->parity] * CORE_CACHELINE + off;
     }
     const lane_slot *s = lane_slot_at(ctx, peer, slot);
     return lane_staging_of(ctx, peer) + s->addr + off;

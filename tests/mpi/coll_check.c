@@ -326,9 +326,10 @@ static const char *const coll_names[C_COUNT] = {"barrier", "bcast", "reduce", "a
                                                 "scatterv", "alltoall", "alltoallv"};
 static bool is_reduction(int c) { return c == C_REDUCE || c == C_ALLREDUCE || c == C_RSB; }
 
-#define N_COMMS 4
+#define N_COMMS 5
 static MPI_Comm comms[N_COMMS];
-static const char *const comm_names[N_COMMS] = {"world", "dup", "halves", "odd-split-reversed"};
+static const char *const comm_names[N_COMMS] = {"world", "dup", "halves", "odd-split-reversed",
+                                                "created-reversed"};
 
 typedef struct tcase {
     long id;
@@ -1044,9 +1045,12 @@ static tcase random_case(rng *r, long id, int c, size_t bytes)
     return tc;
 }
 
-static const size_t size_classes[] = {0, 1, 3, 8, 17, 64, 100, 1000, 4096, 4099, 16384, 65536, 100003,
-                                      262144, 1 << 20, (3 << 20) + 5, 1 << 22, 1 << 24};
-#define N_SIZES (sizeof size_classes / sizeof size_classes[0])
+/* 0, odd sizes, and (below) every power of two up to 16 MiB. */
+static const size_t odd_sizes[] = {0, 3, 17, 100, 1000, 4099, 100003, (3 << 20) + 5};
+#define N_ODD (sizeof odd_sizes / sizeof odd_sizes[0])
+#define N_SIZES (N_ODD + 25)
+
+static size_t size_class(size_t i) { return i < N_ODD ? odd_sizes[i] : (size_t)1 << (i - N_ODD); }
 
 static long next_id;
 
@@ -1109,10 +1113,10 @@ static void phase_sizes(uint64_t seed)
     rng r = rng_make(seed, 22, 0);
     int comm_index = 0;
     for (size_t s = 0; s < N_SIZES; s++) {
-        if (size_classes[s] > max_bytes)
+        if (size_class(s) > max_bytes)
             continue;
         for (int c = C_BCAST; c < C_COUNT; c++) {
-            tcase tc = random_case(&r, next_id++, c, size_classes[s]);
+            tcase tc = random_case(&r, next_id++, c, size_class(s));
             run_case(&tc, comm_index++ % N_COMMS);
         }
     }
@@ -1234,6 +1238,17 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < world_size / 2, world_rank, &comms[2]);
     int odd_color = world_size >= 4 ? world_rank < 3 : world_rank == 0;
     MPI_Comm_split(MPI_COMM_WORLD, odd_color, -world_rank, &comms[3]);
+    /* MPI_Comm_create from a group of every rank in reverse order. */
+    MPI_Group world_group, reversed;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    int *order = malloc(sizeof(int) * (size_t)world_size);
+    for (int i = 0; i < world_size; i++)
+        order[i] = world_size - 1 - i;
+    MPI_Group_incl(world_group, world_size, order, &reversed);
+    MPI_Comm_create(MPI_COMM_WORLD, reversed, &comms[4]);
+    MPI_Group_free(&reversed);
+    MPI_Group_free(&world_group);
+    free(order);
 
     double t0 = MPI_Wtime();
     if (strchr(phases, 'a'))

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# usage: expect_output.sh REGEX COMMAND...
-# Passes when COMMAND exits 0 and its output (stdout and stderr) matches REGEX.
+# usage: expect_output.sh REGEX [--not REGEX2] COMMAND...
+# Passes when COMMAND exits 0, its output (stdout and stderr) has a line
+# matching REGEX and, with --not, no line matching REGEX2.
 set -u
 regex=$1; shift
+absent=
+if [ "${1:-}" = "--not" ]; then absent=$2; shift 2; fi
 out=$("$@" 2>&1); rc=$?
 printf '%s\n' "$out"
 if [ $rc -ne 0 ]; then echo "expect_output: exit status $rc"; exit 1; fi
 if ! grep -Eq -- "$regex" <<<"$out"; then echo "expect_output: no line matches /$regex/"; exit 1; fi
+if [ -n "$absent" ] && grep -Eq -- "$absent" <<<"$out"; then echo "expect_output: a line matches /$absent/"; exit 1; fi
 exit 0

@@ -14,7 +14,7 @@
 static int n, me;
 static coll_team team;
 
-static double input(int rank, size_t i) { return (double)((rank * 7919 + (int)i * 104729) % 1000) / 7.0 - 60.0; }
+static double input(int rank, size_t i) { return (double)(((size_t)rank * 7919 + i * 104729) % 1000) / 7.0 - 60.0; }
 
 static void check_allreduce(size_t count, bool in_place)
 {
@@ -185,7 +185,7 @@ int main(void)
     for (size_t ts = 0; ts < sizeof team_sizes / sizeof team_sizes[0]; ts++)
         for (size_t st = 0; st < sizeof settings / sizeof settings[0]; st++) {
             n = team_sizes[ts];
-            /* 16 KiB of staging per rank: large messages take many rounds. */
+            /* A few KiB of staging per round buffer: large messages take many rounds. */
             size_t size = coll_segment_size(n, (size_t)n * 2 * 16384 + 65536);
             core_segment seg;
             CHECK(core_segment_create(&seg, size) == 0, "segment");
