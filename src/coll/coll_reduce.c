@@ -261,6 +261,17 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
         coll_wait(t, me ? me - (me & -me) : root, done);
 }
 
+/* Slice i of a sliced reduce: non-roots also deliver their slice to the
+ * root, a third step besides reading the inputs and reducing them, so the
+ * root takes a larger slice (weight 3 against 2) and nobody waits idle. */
+static void reduce_slice(size_t count, int n, int root, int i, size_t *lo, size_t *hi)
+{
+    size_t total = 2 * (size_t)n + 1, before = 2 * (size_t)i + (i > root ? 1 : 0);
+    size_t mine = i == root ? 3 : 2;
+    *lo = count * before / total;
+    *hi = count * (before + mine) / total;
+}
+
 /* Each rank reduces one slice of the vector; the root collects the slices,
  * by putting them into its buffer on lanes that can, else by reading them. */
 static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
@@ -273,7 +284,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         per = per * (size_t)n / (size_t)(n + 1);
     if (per == 0)
         per = 1;
-    char *slice_buf = me == root || push ? NULL : coll_temp(t, (min_size(per, count) / (size_t)n + 1) * esize);
+    char *slice_buf = me == root || push ? NULL : coll_temp(t, (min_size(per, count) * 2 / (2 * (size_t)n + 1) + 2) * esize);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
@@ -285,7 +296,9 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         coll_post(t, exposed);
         coll_wait_all(t, exposed);
 
-        size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1), bytes = (hi - lo) * esize;
+        size_t lo, hi;
+        reduce_slice(k, n, root, me, &lo, &hi);
+        size_t bytes = (hi - lo) * esize;
         if (me == root) {
             reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, dst + (base + lo) * esize, src + base * esize,
                          NULL);
@@ -303,7 +316,8 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
             for (int p = 0; p < n; p++) {
                 if (p == root)
                     continue;
-                size_t plo = coll_slice_lo(k, n, p), phi = coll_slice_lo(k, n, p + 1);
+                size_t plo, phi;
+                reduce_slice(k, n, root, p, &plo, &phi);
                 coll_wait(t, p, reduced);
                 lane->fetch(&t->lane, p, 1, 0, dst + (base + plo) * esize, (phi - plo) * esize);
             }
