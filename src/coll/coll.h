@@ -15,6 +15,11 @@
 #include "coll_team.h"
 #include "core.h"
 
+/* The planner's choice for the last collective this thread ran through
+ * shoal, NULL after coll_forget_choice() (the call went to the host MPI). */
+const plan_choice *coll_last_choice(void);
+void coll_forget_choice(void);
+
 void coll_barrier(coll_team *t);
 void coll_bcast(coll_team *t, void *buf, size_t bytes, int root);
 

@@ -5,8 +5,15 @@
 #include "coll.h"
 #include "plan.h"
 
+/* The planner's choice with its lanes resolved on this team. */
+typedef struct coll_choice {
+    plan_choice plan;
+    const lane_ops *lane;
+    const lane_ops *large_lane;
+} coll_choice;
+
 /* Asks the planner, and logs the decision once under SHOAL_VERBOSE. */
-plan_choice coll_plan(coll_team *t, core_coll coll, size_t bytes);
+coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes);
 
 /* One exposed buffer of this rank. */
 typedef struct coll_out {
@@ -45,7 +52,7 @@ typedef struct coll_moves {
 void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
 /* The same when max_len is known to no rank: the sizes travel first, with
  * the data where it is small (see plan_choice.eager_limit). */
-void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m);
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m);
 
 /* Buffers for the out and xfer lists, n + 1 entries each. */
 coll_out *coll_outs(coll_team *t);

@@ -31,6 +31,18 @@ static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, s
     }
 }
 
+/* Two-sided lanes: every transfer of this rank becomes a request, made
+ * before the round's post so that owners see it after. */
+static void request_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m)
+{
+    lane_requests_begin(&t->lane);
+    for (int i = 0; i < m->nxfer; i++) {
+        const coll_xfer *x = &m->xfer[i];
+        if (x->len)
+            lane->request(&t->lane, x->peer, x->slot, x->off, x->buf, x->len);
+    }
+}
+
 static void copy_self(const coll_moves *m)
 {
     if (m->self_len && m->self_src != m->self_dst)
@@ -63,17 +75,26 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
     for (size_t r = 0; r < rounds; r++) {
         size_t lo = r * (chunk == SIZE_MAX ? 0 : chunk);
         size_t hi = chunk == SIZE_MAX ? SIZE_MAX : lo + chunk;
-        coll_round_begin(t, m->nout > 0);
+        coll_round_begin(t, m->nout > 0 || (lane->two_sided && m->nxfer > 0));
         for (int i = 0; i < m->nout; i++) {
             const coll_out *o = &m->out[i];
             size_t part = o->len > lo ? min_size(o->len - lo, hi - lo) : 0;
             lane->expose(&t->lane, o->slot, part ? (const char *)o->buf + lo : o->buf, part);
         }
+        if (lane->two_sided)
+            request_xfers(t, lane, m);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
         if (r == 0)
             copy_self(m);
-        run_xfers(t, lane, m, lo, hi, exposed);
+        if (lane->two_sided) {
+            /* Every peer's requests are visible once it has posted. */
+            coll_wait_all(t, exposed);
+            lane->serve(&t->lane);
+            lane->complete(&t->lane);
+        } else {
+            run_xfers(t, lane, m, lo, hi, exposed);
+        }
         done = coll_next_epoch(t);
         coll_post(t, done);
         coll_round_end(t, done);
@@ -81,9 +102,10 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
     outwait_peers(t, lane, m, done);
 }
 
-void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m)
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m)
 {
-    if (ch->lane->single_copy) {
+    /* Lanes without a window need no agreement on rounds. */
+    if (ch->lane->single_copy || ch->lane->two_sided) {
         coll_move(t, ch->lane, m);
         return;
     }
@@ -94,7 +116,7 @@ void coll_move_v(coll_team *t, const plan_choice *ch, const coll_moves *m)
         need += core_align_up(m->out[i].len, CORE_CACHELINE);
         longest = max_size(longest, m->out[i].len);
     }
-    bool eager = need + CORE_CACHELINE <= min_size(ch->eager_limit, ch->lane->window(&t->lane));
+    bool eager = need + CORE_CACHELINE <= min_size(ch->plan.eager_limit, ch->lane->window(&t->lane));
     coll_round_begin(t, true);
     if (eager)
         for (int i = 0; i < m->nout; i++)
@@ -163,12 +185,24 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 {
     if (bytes == 0 || t->n == 1)
         return;
-    plan_choice ch = coll_plan(t, CORE_COLL_BCAST, bytes);
-    if (ch.algo == PLAN_BCAST_FLAT && ch.lane->single_copy && ch.lane->put) {
+    coll_choice ch = coll_plan(t, CORE_COLL_BCAST, bytes);
+    if (ch.plan.algo == PLAN_BCAST_FLAT && ch.lane->single_copy && ch.lane->put) {
         bcast_flat_shared(t, ch.lane, buf, bytes, root);
         return;
     }
-    int n = t->n, k = ch.algo == PLAN_BCAST_FLAT ? n - 1 : ch.fanout;
+    if (ch.lane->two_sided) {
+        /* Every rank asks the root for the message. */
+        coll_out *out = coll_outs(t);
+        coll_xfer *xf = coll_xfers(t);
+        coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .max_len = bytes, .only_peer = -1};
+        if (t->me == root)
+            out[m.nout++] = (coll_out){0, buf, bytes};
+        else
+            xf[m.nxfer++] = (coll_xfer){root, 0, 0, buf, bytes};
+        coll_move(t, ch.lane, &m);
+        return;
+    }
+    int n = t->n, k = ch.plan.algo == PLAN_BCAST_FLAT ? n - 1 : ch.plan.fanout;
     int rel = (t->me - root + n) % n;
     int parent = rel ? ((rel - 1) / k + root) % n : -1;
     int first_child = rel * k + 1;
@@ -176,7 +210,7 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
     const lane_ops *lane = ch.lane;
 
     size_t window = lane->window(&t->lane);
-    size_t chunk = lane->single_copy ? (k >= n - 1 ? bytes : ch.chunk) : min_size(window, ch.chunk);
+    size_t chunk = lane->single_copy ? (k >= n - 1 ? bytes : ch.plan.chunk) : min_size(window, ch.plan.chunk);
     size_t nchunks = (bytes + chunk - 1) / chunk;
     uint64_t base = t->epoch;
 
@@ -221,7 +255,7 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
                           const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
 {
-    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    coll_choice ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     bool v = coll == CORE_COLL_GATHERV;
     coll_out *out = coll_outs(t);
@@ -234,7 +268,7 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
         m.self_len = rbytes[me];
     }
 
-    if (ch.algo == PLAN_MOVE_PUSH && !v) {
+    if (ch.plan.algo == PLAN_MOVE_PUSH && !v) {
         /* The root exposes one slot per rank's place; every rank writes its own. */
         m.push = true;
         m.max_out = n;
@@ -294,7 +328,7 @@ void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, 
         longest = max_size(longest, rbytes[p]);
     if (longest == 0)
         return;
-    plan_choice ch = coll_plan(t, CORE_COLL_ALLGATHERV, longest);
+    coll_choice ch = coll_plan(t, CORE_COLL_ALLGATHERV, longest);
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};
@@ -329,7 +363,7 @@ void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
 static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes,
                            const size_t *soffs, void *rbuf, size_t rbytes, int root, size_t plan_bytes)
 {
-    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    coll_choice ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
@@ -384,7 +418,7 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
                             const size_t *soffs, void *rbuf, const size_t *rbytes, const size_t *roffs,
                             size_t plan_bytes)
 {
-    plan_choice ch = coll_plan(t, coll, plan_bytes);
+    coll_choice ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);

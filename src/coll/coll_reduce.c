@@ -66,6 +66,75 @@ static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, s
     return per ? per : 1;
 }
 
+/* ---- gathered: move the inputs, reduce locally (every lane, the only
+ * way on two-sided lanes, which have no views) ---- */
+
+/* out = all[0] op all[1] op ... op all[n-1], each `count` elements, in cache-sized blocks. */
+static void reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out)
+{
+    size_t per = PLAN_REDUCE_BLOCK / esize, stride = count * esize;
+    for (size_t done = 0; done < count; done += per) {
+        size_t k = min_size(per, count - done), o = done * esize;
+        if (t->n == 1) {
+            memmove(out + o, all + o, k * esize);
+            continue;
+        }
+        const char *a = all + o;
+        for (int j = 1; j < t->n; j++) {
+            char *dst = j == t->n - 1 ? out + o : t->block[0];
+            fn(dst, a, all + (size_t)j * stride + o, k);
+            a = dst;
+        }
+    }
+}
+
+/* Moves bytes of every rank's slot 0 (at offset `each` times the reader's
+ * rank when `by_reader`) into all[p * bytes]; only `to` reads when >= 0. */
+static void gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t bytes,
+                          bool by_reader, int to, char *all)
+{
+    int n = t->n, me = t->me;
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .max_len = exposed, .only_peer = to};
+    size_t mine = by_reader ? (size_t)me * bytes : 0;
+    if (to < 0 || me != to)
+        out[m.nout++] = (coll_out){0, src, exposed};
+    if (to < 0 || me == to) {
+        for (int i = 1; i < n; i++) {
+            int p = (me + i) % n;
+            xf[m.nxfer++] = (coll_xfer){p, 0, mine, all + (size_t)p * bytes, bytes};
+        }
+        m.self_src = src + mine, m.self_dst = all + (size_t)me * bytes, m.self_len = bytes;
+    }
+    coll_move(t, lane, &m);
+}
+
+static void allreduce_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                               size_t esize, core_reduce_fn fn)
+{
+    char *all = coll_temp(t, count * esize * (size_t)t->n);
+    gather_inputs(t, lane, src, count * esize, count * esize, false, -1, all);
+    reduce_local(t, all, count, esize, fn, dst);
+}
+
+static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                            size_t esize, core_reduce_fn fn, int root)
+{
+    char *all = t->me == root ? coll_temp(t, count * esize * (size_t)t->n) : NULL;
+    gather_inputs(t, lane, src, count * esize, count * esize, false, root, all);
+    if (t->me == root)
+        reduce_local(t, all, count, esize, fn, dst);
+}
+
+static void rsb_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                         size_t esize, core_reduce_fn fn)
+{
+    char *all = coll_temp(t, count * esize * (size_t)t->n);
+    gather_inputs(t, lane, src, count * esize * (size_t)t->n, count * esize, true, -1, all);
+    reduce_local(t, all, count, esize, fn, dst);
+}
+
 /* ---- allreduce ---- */
 
 /* Every rank reduces every input: one synchronisation, n-fold reading. */
@@ -177,8 +246,10 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
             memcpy(rbuf, src, count * esize);
         return;
     }
-    plan_choice ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
-    if (ch.algo == PLAN_ALLREDUCE_FLAT)
+    coll_choice ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
+    if (ch.plan.algo == PLAN_ALLREDUCE_GATHERED || ch.lane->two_sided)
+        allreduce_gathered(t, ch.lane, src, rbuf, count, esize, fn);
+    else if (ch.plan.algo == PLAN_ALLREDUCE_FLAT)
         allreduce_flat(t, ch.lane, src, rbuf, count, esize, fn);
     else
         allreduce_sliced(t, ch.lane, src, rbuf, count, esize, fn);
@@ -343,10 +414,12 @@ void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_
             memcpy(rbuf, src, count * esize);
         return;
     }
-    plan_choice ch = coll_plan(t, CORE_COLL_REDUCE, count * esize);
-    if (ch.algo == PLAN_REDUCE_FLAT)
+    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE, count * esize);
+    if (ch.plan.algo == PLAN_REDUCE_GATHERED || ch.lane->two_sided)
+        reduce_gathered(t, ch.lane, src, rbuf, count, esize, fn, root);
+    else if (ch.plan.algo == PLAN_REDUCE_FLAT)
         reduce_flat(t, ch.lane, src, rbuf, count, esize, fn, root);
-    else if (ch.algo == PLAN_REDUCE_TREE)
+    else if (ch.plan.algo == PLAN_REDUCE_TREE)
         reduce_tree(t, ch.lane, src, rbuf, count, esize, fn, root);
     else
         reduce_sliced(t, ch.lane, src, rbuf, count, esize, fn, root);
@@ -369,8 +442,12 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
             memcpy(rbuf, src, count * esize);
         return;
     }
-    plan_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
+    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
     const lane_ops *lane = ch.lane;
+    if (ch.plan.algo == PLAN_RSB_GATHERED || lane->two_sided) {
+        rsb_gathered(t, lane, src, rbuf, count, esize, fn);
+        return;
+    }
     /* In place on a single-copy lane, peers read block 0 of my buffer while
      * I would write my result there: reduce into a temporary first. */
     bool deferred = lane->single_copy && src == rbuf;

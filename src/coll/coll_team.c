@@ -24,18 +24,22 @@ typedef struct segment_header {
 } segment_header;
 
 typedef struct layout {
-    size_t flags, info, slots, staging, stage_stride, total;
-    int nslots;
+    size_t flags, info, slots, requests, nreq, staging, stage_stride, total;
+    int nslots, nrequests;
 } layout;
 
 static layout layout_for(int n, size_t stage_size)
 {
     layout l;
     l.nslots = n + 2;
+    /* Each transfer a rank makes may take two messages on a two-sided lane. */
+    l.nrequests = 2 * (n + 2);
     l.flags = PAGE;
     l.info = l.flags + (size_t)n * sizeof(core_flag);
     l.slots = core_align_up(l.info + (size_t)n * sizeof(coll_rank_info), 128);
-    l.staging = core_align_up(l.slots + (size_t)n * LANE_ROUNDS * (size_t)l.nslots * sizeof(lane_slot), PAGE);
+    l.requests = core_align_up(l.slots + (size_t)n * LANE_ROUNDS * (size_t)l.nslots * sizeof(lane_slot), 128);
+    l.nreq = core_align_up(l.requests + (size_t)n * LANE_ROUNDS * (size_t)l.nrequests * sizeof(lane_request), 128);
+    l.staging = core_align_up(l.nreq + (size_t)n * LANE_ROUNDS * sizeof(uint32_t), PAGE);
     l.stage_stride = core_align_up(stage_size, PAGE);
     l.total = l.staging + (size_t)n * LANE_ROUNDS * l.stage_stride;
     return l;
@@ -120,6 +124,7 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->flags = (core_flag *)(base + l.flags);
     t->info = (coll_rank_info *)(base + l.info);
     t->wait = core_wait_policy_for(node_ranks, node_cores);
+    t->node_ranks = node_ranks;
     t->doing = "communicator setup";
     t->pids = calloc((size_t)n, sizeof *t->pids);
     t->seen = calloc((size_t)n, sizeof *t->seen);
@@ -145,6 +150,9 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
         .staging = base + l.staging,
         .stage_stride = l.stage_stride,
         .stage_size = h->stage_size,
+        .requests = (lane_request *)(base + l.requests),
+        .nreq = (uint32_t *)(base + l.nreq),
+        .nrequests = l.nrequests,
     };
 
     /* Epoch 1: everyone has published its pid and probe word. */
@@ -172,15 +180,23 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
         if (t->info[i].cma_errno) {
             t->cma_usable = false;
             if (try_cma && n > 1)
-                core_log_warn_once("single copy (process_vm_readv) refused between local ranks (%s); "
+                core_log_once("single copy (process_vm_readv) refused between local ranks (%s); "
                                    "large messages are copied through shared memory instead",
                                    strerror(t->info[i].cma_errno));
             break;
         }
     if (n == 1)
         t->cma_usable = try_cma;
+    t->lanes[LANE_CELLS] = &lane_cells;
+    t->lanes[LANE_CMA] = t->cma_usable ? &lane_cma : NULL;
     t->doing = NULL;
     return 0;
+}
+
+void coll_team_set_host_lane(coll_team *t, const lane_ops *host, void *state)
+{
+    t->lanes[LANE_HOST] = host;
+    t->lane.host = state;
 }
 
 void coll_team_close(coll_team *t)

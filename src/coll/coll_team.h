@@ -25,6 +25,7 @@
 
 #include "core.h"
 #include "lane.h"
+#include "plan.h"
 
 typedef struct coll_rank_info {
     int32_t pid;
@@ -37,6 +38,16 @@ typedef struct coll_rank_info {
 struct coll_out;
 struct coll_xfer;
 
+/* The planner's recent decisions on this team: pricing every candidate costs
+ * more than a small collective, and programs repeat their sizes. */
+#define COLL_PLAN_CACHE 64
+typedef struct coll_plan_entry {
+    unsigned generation; /* of configuration and model together; 0: empty */
+    core_coll coll;
+    size_t bytes;
+    plan_choice choice;
+} coll_plan_entry;
+
 typedef struct coll_team {
     int n, me;
     core_segment seg;
@@ -47,10 +58,13 @@ typedef struct coll_team {
                                   a wait it already proves costs no shared read */
     lane_ctx lane;
     bool cma_usable;           /* every rank can read every other with CMA */
+    const lane_ops *lanes[LANE_COUNT]; /* usable lanes, NULL where not (host: when plugged in) */
     uint64_t epoch;            /* last epoch this rank posted or skipped */
     uint64_t round;            /* rounds started */
     uint64_t reuse_epoch[LANE_ROUNDS]; /* peers are done with buffer b once they reach it */
     core_wait_policy wait;
+    int node_ranks;            /* ranks of the whole job on this node (ppn) */
+    coll_plan_entry plan_cache[COLL_PLAN_CACHE];
     const char *doing;         /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
     char *block[3];            /* PLAN_REDUCE_BLOCK bytes each */
@@ -73,6 +87,9 @@ void coll_segment_format(void *base, size_t size, int n);
 int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
                    bool try_cma);
 void coll_team_close(coll_team *t);
+
+/* The MPI layer plugs in the host lane (its point-to-point) with its state. */
+void coll_team_set_host_lane(coll_team *t, const lane_ops *host, void *state);
 
 /* ---- epochs ---- */
 

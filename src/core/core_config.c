@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,9 @@ static unsigned parse_coll_list(const char *text)
 
 static core_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static _Atomic unsigned generation;
+
+unsigned core_config_generation(void) { return atomic_load_explicit(&generation, memory_order_acquire); }
 
 void core_config_reload(void)
 {
@@ -146,6 +150,7 @@ void core_config_reload(void)
     if (algo)
         strncpy(c.algo, algo, sizeof c.algo - 1);
     config = c;
+    atomic_fetch_add(&generation, 1);
 }
 
 static void config_init(void) { core_config_reload(); }

@@ -46,6 +46,9 @@ typedef struct core_config {
 
 /* Parses the environment the first time, then returns the same object. */
 const core_config *core_config_get(void);
+/* Grows at each reload: whoever caches decisions taken from the
+ * configuration compares it. */
+unsigned core_config_generation(void);
 /* Re-reads the environment (tests). */
 void core_config_reload(void);
 

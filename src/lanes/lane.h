@@ -1,9 +1,10 @@
 /* lanes: ways of moving bytes between two ranks of one node.
  *
- * Owns: the lane interface and its implementations. A rank *exposes* a local
- * buffer under a slot number for the current round; a peer then *fetches* a
- * range of it, or takes a read-only *view* of a range, and on lanes that can,
- * *puts* bytes into a range the owner exposed.
+ * Owns: the lane interface and its implementations, and each lane's default
+ * cost figures. A rank *exposes* a local buffer under a slot number for the
+ * current round; a peer then *fetches* a range of it, or takes a read-only
+ * *view* of a range, and on lanes that can, *puts* bytes into a range the
+ * owner exposed.
  *
  *   cells  exposing copies the bytes into the owner's staging area in the
  *          node segment (two copies in all, no system call: lowest latency);
@@ -11,12 +12,17 @@
  *          rank per round, so large transfers take several rounds.
  *   cma    exposing publishes the buffer's address; fetch and put are
  *          process_vm_readv / process_vm_writev straight between the user
- *          buffers (one copy). No window. The owner must wait for its readers
- *          before it returns, since they read its own memory.
+ *          buffers (one copy), in chunks of at most ctx->cma_chunk bytes. No
+ *          window. The owner must wait for its readers before it returns,
+ *          since they read its own memory.
+ *   host   the host MPI's point-to-point (implemented by the MPI layer, which
+ *          plugs it in). Two-sided: a reader *requests* a range before the
+ *          round's synchronisation, the owner *serves* every request after it,
+ *          and both *complete* before the round ends. No views, no puts.
  *
- * Staging areas and slot tables exist LANE_ROUNDS times, one per round
- * modulo LANE_ROUNDS, so a rank can expose the next rounds while peers still
- * read earlier ones. Keeping rounds in step is the caller's job
+ * Staging areas, slot tables and request tables exist LANE_ROUNDS times, one
+ * per round modulo LANE_ROUNDS, so a rank can expose the next rounds while
+ * peers still read earlier ones. Keeping rounds in step is the caller's job
  * (src/coll/coll_team.h).
  *
  * May call: core. */
@@ -28,10 +34,32 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+typedef enum { LANE_CELLS, LANE_CMA, LANE_HOST, LANE_COUNT } lane_id;
+
 typedef struct lane_slot {
-    uint64_t addr; /* cells: offset in the owner's staging area; cma: address */
+    uint64_t addr; /* cells: offset in the owner's staging area; cma, host: address */
     uint64_t len;
 } lane_slot;
+
+/* A reader's request on a two-sided lane: bytes [off, off+len) of owner's slot. */
+typedef struct lane_request {
+    uint32_t owner;
+    uint32_t slot;
+    uint64_t off;
+    uint64_t len;
+} lane_request;
+
+/* The cost model's figures for one lane (src/planner/plan_model.h): moving
+ * s bytes with ppn processes of the node moving data at once takes
+ *   latency_ns + overhead_ns + s * per_byte_ns + s / (bw_dedicated + bw_shared / ppn)
+ * nanoseconds (bandwidths in bytes per nanosecond, i.e. GB/s). */
+typedef struct lane_cost {
+    double latency_ns;   /* a zero-byte transfer, the handoff between the two ranks included */
+    double overhead_ns;  /* o: fixed cost of a call (a system call, a message header) */
+    double per_byte_ns;  /* g: per-byte set-up (page pinning, registration) */
+    double bw_dedicated; /* what each process has to itself */
+    double bw_shared;    /* what the processes of the node share */
+} lane_cost;
 
 /* Round buffers: a rank reuses one only when every peer is done with the
  * round that used it LANE_ROUNDS rounds before. More buffers make a rank that
@@ -54,12 +82,21 @@ typedef struct lane_ctx {
     size_t stage_size;    /* usable bytes of one staging area */
     int parity;           /* the current round's buffer: round % LANE_ROUNDS */
     size_t stage_used;    /* bytes of my staging area taken this round */
+    size_t cma_chunk;     /* most bytes one process_vm_* call moves */
+    lane_request *requests; /* [n][LANE_ROUNDS][nrequests] two-sided lanes' requests */
+    uint32_t *nreq;       /* [n][LANE_ROUNDS] requests made this round */
+    int nrequests;
+    void *host;           /* the host lane's own state, owned by the MPI layer */
 } lane_ctx;
 
 typedef struct lane_ops {
     const char *name;
+    lane_id id;
+    lane_cost default_cost; /* until a tuning file says otherwise */
     /* Readers touch the owner's own buffers (the owner must outwait them). */
     bool single_copy;
+    /* request/serve/complete instead of fetch; no view, no put. */
+    bool two_sided;
     /* Bytes one rank may expose in one round. */
     size_t (*window)(const lane_ctx *ctx);
     void (*expose)(lane_ctx *ctx, int slot, const void *buf, size_t len);
@@ -68,10 +105,25 @@ typedef struct lane_ops {
     const void *(*view)(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch);
     /* Writes into what peer exposed; NULL on lanes that cannot. */
     void (*put)(lane_ctx *ctx, int peer, int slot, size_t off, const void *src, size_t len);
+    /* Collective over the team: every rank calls it before the lane's first
+     * use in a call (NULL where nothing needs preparing). */
+    void (*prepare)(lane_ctx *ctx);
+    /* Two-sided lanes. request: before the round's synchronisation, ask for
+     * bytes of peer's slot, to land in dst. serve: after it, send whatever
+     * peers asked of this rank. complete: wait until both are done. */
+    void (*request)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
+    void (*serve)(lane_ctx *ctx);
+    void (*complete)(lane_ctx *ctx);
 } lane_ops;
 
 extern const lane_ops lane_cells;
 extern const lane_ops lane_cma;
+
+/* Records a request in this rank's table for the round; returns its index
+ * (unique for the round), for two-sided lanes to tag their messages. */
+int lane_request_add(lane_ctx *ctx, int owner, int slot, size_t off, size_t len);
+/* The request table of rank for the current round, and its length. */
+const lane_request *lane_requests_of(const lane_ctx *ctx, int rank, uint32_t *count);
 
 static inline lane_slot *lane_slot_at(const lane_ctx *ctx, int rank, int slot)
 {
@@ -88,6 +140,13 @@ static inline void lane_begin_round(lane_ctx *ctx, int parity)
 {
     ctx->parity = parity;
     ctx->stage_used = 0;
+}
+
+/* Two-sided lanes: this rank's request table for the round starts empty
+ * (called in each round that requests, before any request). */
+static inline void lane_requests_begin(lane_ctx *ctx)
+{
+    ctx->nreq[(size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity] = 0;
 }
 
 /* 0 when this process may read pid's memory with process_vm_readv: reads

@@ -85,10 +85,35 @@ static void cells_fetch(lane_ctx *ctx, int peer, int slot, size_t off, void *dst
 
 const lane_ops lane_cells = {
     .name = "cells",
+    .id = LANE_CELLS,
+    /* A 2-core x86 VM: a handoff of ~0.25 us, two memcpys at ~10 GB/s. */
+    .default_cost = {.latency_ns = 250, .overhead_ns = 30, .per_byte_ns = 0, .bw_dedicated = 3.0, .bw_shared = 4.0},
     .single_copy = false,
+    .two_sided = false,
     .window = cells_window,
     .expose = cells_expose,
     .fetch = cells_fetch,
     .view = cells_view,
     .put = NULL,
 };
+
+/* Request tables belong to no lane in particular: every two-sided lane uses them. */
+int lane_request_add(lane_ctx *ctx, int owner, int slot, size_t off, size_t len)
+{
+    uint32_t *count = &ctx->nreq[(size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity];
+    if ((int)*count >= ctx->nrequests)
+        core_fatal("internal: more than %d requests in one round", ctx->nrequests);
+    lane_request *r = &ctx->requests[((size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity) * (size_t)ctx->nrequests +
+                                     *count];
+    r->owner = (uint32_t)owner;
+    r->slot = (uint32_t)slot;
+    r->off = off;
+    r->len = len;
+    return (int)(*count)++;
+}
+
+const lane_request *lane_requests_of(const lane_ctx *ctx, int rank, uint32_t *count)
+{
+    *count = ctx->nreq[(size_t)rank * LANE_ROUNDS + (size_t)ctx->parity];
+    return &ctx->requests[((size_t)rank * LANE_ROUNDS + (size_t)ctx->parity) * (size_t)ctx->nrequests];
+}

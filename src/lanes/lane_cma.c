@@ -20,13 +20,15 @@ static void cma_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     s->len = len;
 }
 
-/* Moves len bytes, looping over the partial transfers the kernel may do. */
+/* Moves len bytes in calls of at most ctx->cma_chunk bytes, looping over
+ * the partial transfers the kernel may do. */
 static void cma_transfer(const lane_ctx *ctx, int peer, char *local, uint64_t remote, size_t len, bool write)
 {
     pid_t pid = ctx->pids[peer];
     while (len) {
-        struct iovec l = {.iov_base = local, .iov_len = len};
-        struct iovec r = {.iov_base = (void *)(uintptr_t)remote, .iov_len = len};
+        size_t part = ctx->cma_chunk && len > ctx->cma_chunk ? ctx->cma_chunk : len;
+        struct iovec l = {.iov_base = local, .iov_len = part};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)remote, .iov_len = part};
         ssize_t done = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (done < 0) {
             if (errno == EINTR)
@@ -79,7 +81,11 @@ static void cma_put(lane_ctx *ctx, int peer, int slot, size_t off, const void *s
 
 const lane_ops lane_cma = {
     .name = "cma",
+    .id = LANE_CMA,
+    /* A system call and page pinning per call; ~5 GB/s per process. */
+    .default_cost = {.latency_ns = 400, .overhead_ns = 700, .per_byte_ns = 0.02, .bw_dedicated = 4.0, .bw_shared = 6.0},
     .single_copy = true,
+    .two_sided = false,
     .window = cma_window,
     .expose = cma_expose,
     .fetch = cma_fetch,

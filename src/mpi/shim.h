@@ -37,11 +37,24 @@ static inline bool shim_wants(core_coll c)
 
 typedef enum { SHIM_PASS, SHIM_TEAM } shim_mode;
 
+/* The host lane's state for one team (shim_host_lane.c). */
+typedef struct shim_host_state {
+    MPI_Comm parent; /* the user's communicator */
+    MPI_Comm comm;   /* its private duplicate, made at the lane's first use */
+    MPI_Request *reqs;
+    int nreqs, cap;
+} shim_host_state;
+
+extern const lane_ops shim_host_lane;
+/* Frees the private communicator (collective) and the request list. */
+void shim_host_release(shim_host_state *st);
+
 typedef struct shim_comm {
     shim_mode mode;
     MPI_Comm comm;
     int size, rank;
     coll_team team;
+    shim_host_state host;
     /* per-call scratch owned by the wrappers */
     size_t *sizes;        /* 4 * size entries for v-variants */
     void *pack[2];        /* packing buffers for non-dense datatypes */

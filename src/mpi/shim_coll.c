@@ -11,6 +11,7 @@
 /* The team of comm when shoal handles collective c there, else NULL. */
 static coll_team *team_for(core_coll c, MPI_Comm comm, shim_comm **out, const char *doing)
 {
+    coll_forget_choice(); /* until the planner chooses, the call is the host MPI's */
     if (!shim_wants(c) || comm == MPI_COMM_NULL)
         return NULL;
     shim_comm *sc = shim_comm_team(comm);

@@ -35,6 +35,9 @@ static void release(shim_comm *sc)
     pthread_mutex_unlock(&comms_lock);
     if (sc->mode == SHIM_TEAM)
         coll_team_close(&sc->team);
+    /* The private communicator is freed by shim_comm_forget and at
+     * MPI_Finalize; a callback must not free it (no MPI calls there). */
+    free(sc->host.reqs);
     free(sc->sizes);
     free(sc->pack[0]);
     free(sc->pack[1]);
@@ -60,6 +63,19 @@ void shim_comm_setup_keyval(void)
 
 void shim_comm_release_all(void)
 {
+    /* Collective frees first, in the same order on every rank (creation). */
+    pthread_mutex_lock(&comms_lock);
+    int count = 0;
+    for (shim_comm *sc = all_comms; sc; sc = sc->next)
+        count++;
+    shim_comm **order = calloc((size_t)count + 1, sizeof *order);
+    int k = count;
+    for (shim_comm *sc = all_comms; sc && order; sc = sc->next)
+        order[--k] = sc;
+    pthread_mutex_unlock(&comms_lock);
+    for (int i = 0; order && i < count; i++)
+        shim_host_release(&order[i]->host);
+    free(order);
     for (;;) {
         pthread_mutex_lock(&comms_lock);
         shim_comm *sc = all_comms;
@@ -80,8 +96,10 @@ void shim_comm_forget(MPI_Comm comm)
     int found = 0;
     if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
         return;
-    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) == MPI_SUCCESS && found)
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) == MPI_SUCCESS && found) {
+        shim_host_release(&((shim_comm *)value)->host); /* collective, like the free */
         PMPI_Comm_delete_attr(comm, keyval);
+    }
 }
 
 void *shim_comm_scratch(shim_comm *sc, int i, size_t size)
@@ -147,6 +165,8 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     bool try_cma = cfg->cma != CORE_CMA_OFF;
     if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
         core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
+    sc->host = (shim_host_state){.parent = comm, .comm = MPI_COMM_NULL};
+    coll_team_set_host_lane(&sc->team, &shim_host_lane, &sc->host);
     return true;
 }
 

@@ -1,42 +1,198 @@
 #include "plan.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const algo_names[PLAN_ALGO_COUNT] = {
     [PLAN_BARRIER_FLAT] = "flat", [PLAN_BARRIER_DISSEMINATION] = "dissemination",
     [PLAN_BCAST_FLAT] = "flat", [PLAN_BCAST_TREE] = "tree",
     [PLAN_REDUCE_FLAT] = "flat", [PLAN_REDUCE_TREE] = "tree", [PLAN_REDUCE_SLICED] = "sliced",
-    [PLAN_ALLREDUCE_FLAT] = "flat", [PLAN_ALLREDUCE_SLICED] = "sliced",
+    [PLAN_REDUCE_GATHERED] = "gathered",
+    [PLAN_ALLREDUCE_FLAT] = "flat", [PLAN_ALLREDUCE_SLICED] = "sliced", [PLAN_ALLREDUCE_GATHERED] = "gathered",
+    [PLAN_RSB_OWN] = "own", [PLAN_RSB_GATHERED] = "gathered",
     [PLAN_MOVE_PULL] = "pull", [PLAN_MOVE_PUSH] = "push",
 };
+static const char *const lane_names[LANE_COUNT] = {"cells", "cma", "host"};
 
 const char *plan_algo_name(plan_algo a) { return (unsigned)a < PLAN_ALGO_COUNT ? algo_names[a] : "?"; }
+const char *plan_lane_name(lane_id l) { return (unsigned)l < LANE_COUNT ? lane_names[l] : "?"; }
 
-/* ---- the thresholds (measured on a 2-core x86 node; the tuner of the
- * cost-model issue replaces them with figures measured per machine) ---- */
+/* v-variants: below this many bytes a rank's data travels with the sizes. */
+#define EAGER_BYTES (16 * 1024)
+/* The size at which a v-variant's lane for large data is priced. */
+#define V_LARGE_BYTES (1 << 20)
 
-/* Below this many bytes per transfer the cells lane beats a system call. */
-#define CELLS_MAX_BYTES (16 * 1024)
-/* Every rank reducing everything beats two synchronisations below this. */
-#define ALLREDUCE_FLAT_MAX_BYTES (8 * 1024)
-#define REDUCE_FLAT_MAX_BYTES (16 * 1024)
-/* Flat barrier / bcast / reduce up to this many ranks, trees above. */
-#define FLAT_MAX_RANKS 8
-#define TREE_FANOUT 4
-#define PIPELINE_CHUNK (256 * 1024)
+/* ---- the building blocks of the formulas ---- */
 
-/* Algorithms that are valid for a collective, for SHOAL_ALGO. */
-static bool algo_fits(core_coll c, plan_algo a)
+typedef struct pricing {
+    const plan_query *q;
+    const plan_model *m;
+} pricing;
+
+/* Moving bytes on lane l while `movers` processes move data at once; the
+ * cells lane pays a handoff per extra round of its window. */
+static double xfer(const pricing *p, lane_id l, double bytes, int movers)
 {
-    switch (c) {
-    case CORE_COLL_BARRIER: return a == PLAN_BARRIER_FLAT || a == PLAN_BARRIER_DISSEMINATION;
-    case CORE_COLL_BCAST: return a == PLAN_BCAST_FLAT || a == PLAN_BCAST_TREE;
-    case CORE_COLL_REDUCE: return a == PLAN_REDUCE_FLAT || a == PLAN_REDUCE_TREE || a == PLAN_REDUCE_SLICED;
-    case CORE_COLL_ALLREDUCE: return a == PLAN_ALLREDUCE_FLAT || a == PLAN_ALLREDUCE_SLICED;
-    case CORE_COLL_REDUCE_SCATTER_BLOCK: return false;
-    default: return a == PLAN_MOVE_PULL || a == PLAN_MOVE_PUSH;
+    if (bytes <= 0)
+        return 0;
+    double t = plan_lane_time(&p->m->lane[l], bytes, movers);
+    if (l == LANE_CELLS && p->q->window) {
+        double rounds = ceil(bytes / (double)p->q->window);
+        t += (rounds - 1) * p->m->sync_ns;
+    }
+    return t;
+}
+
+/* One step in which a rank waits for every other rank of n. */
+static double sync_all(const pricing *p, int n)
+{
+    return n <= 1 ? 0 : p->m->sync_ns + p->m->sync_per_peer_ns * (n - 2);
+}
+
+static double copy_ns(const pricing *p, double bytes) { return bytes / p->m->copy_bw; }
+static double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->reduce_bw; }
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double log_ceil(int n, int base)
+{
+    double d = 0;
+    for (long reach = 1; reach < n; reach *= base)
+        d++;
+    return d;
+}
+
+/* ---- one formula per algorithm: the critical path of the slowest rank ---- */
+
+static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t chunk)
+{
+    const plan_query *q = p->q;
+    double S = (double)q->bytes, n = q->n;
+    int ppn = q->ppn > q->n ? q->ppn : q->n;
+    bool put = l == LANE_CMA;
+    switch (a) {
+    case PLAN_BARRIER_FLAT: return sync_all(p, q->n);
+    case PLAN_BARRIER_DISSEMINATION: return log_ceil(q->n, 2) * p->m->sync_ns;
+
+    case PLAN_BCAST_FLAT:
+        if (l == LANE_HOST) /* the root sends every copy itself */
+            return (n - 1) * xfer(p, l, S, 1);
+        if (put) /* readers read (n-1)/n, the root writes the rest into each */
+            return xfer(p, l, S * (n - 1) / n, ppn) + p->m->sync_ns;
+        return xfer(p, l, S, ppn);
+    case PLAN_BCAST_TREE: {
+        double depth = log_ceil(q->n, fanout), c = chunk < S ? (double)chunk : S;
+        double chunks = ceil(S / c);
+        return (depth + chunks - 1) * xfer(p, l, c, ppn);
+    }
+
+    case PLAN_REDUCE_FLAT:
+        if (l == LANE_CELLS) /* everyone stages at once; the root reduces from the cells */
+            return xfer(p, l, S, ppn) + (n - 1) * reduce_ns(p, S);
+        return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
+    case PLAN_REDUCE_TREE:
+        return log_ceil(q->n, 2) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+    case PLAN_REDUCE_SLICED: {
+        double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
+        double t_root = (n - 1) * (xfer(p, l, root, ppn) + reduce_ns(p, root));
+        double t_other = (n - 1) * (xfer(p, l, other, ppn) + reduce_ns(p, other));
+        if (put)
+            t_other += xfer(p, l, other, ppn);
+        else
+            t_root += (n - 1) * xfer(p, l, other, 1);
+        return maxd(t_root, t_other) + 2 * sync_all(p, q->n);
+    }
+    case PLAN_REDUCE_GATHERED:
+        return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S)) + sync_all(p, q->n);
+
+    case PLAN_ALLREDUCE_FLAT:
+        if (l == LANE_CELLS)
+            return sync_all(p, q->n) + xfer(p, l, S, ppn) + (n - 1) * reduce_ns(p, S);
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+    case PLAN_ALLREDUCE_SLICED: {
+        double s = S / n;
+        double reduce_phase = (n - 1) * (xfer(p, l, s, ppn) + reduce_ns(p, s));
+        double spread_phase = (n - 1) * xfer(p, l, s, ppn);
+        return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, q->n);
+    }
+    case PLAN_ALLREDUCE_GATHERED:
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+
+    case PLAN_RSB_OWN:
+        if (l == LANE_CELLS) /* every rank stages all n blocks */
+            return sync_all(p, q->n) + xfer(p, l, S * n, ppn) + (n - 1) * reduce_ns(p, S);
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+    case PLAN_RSB_GATHERED:
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+
+    case PLAN_MOVE_PULL:
+        switch (q->coll) {
+        case CORE_COLL_GATHER:
+        case CORE_COLL_GATHERV: /* the root reads every block */
+            return maxd((n - 1) * xfer(p, l, S, 1), copy_ns(p, S));
+        case CORE_COLL_SCATTER:
+        case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
+            return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST ? (n - 2) * xfer(p, l, S, 1) : 0);
+        default: /* allgather, alltoall: every rank reads n-1 blocks */
+            return (n - 1) * xfer(p, l, S, ppn) + copy_ns(p, S) * 0.5;
+        }
+    case PLAN_MOVE_PUSH: /* every rank writes its block into the root at once */
+        return maxd(xfer(p, l, S, ppn), copy_ns(p, S));
+    default: return 1e300;
     }
 }
+
+/* ---- which algorithms and lanes a collective has ---- */
+
+typedef struct option {
+    plan_algo algo;
+    unsigned lanes; /* bit per lane_id */
+} option;
+
+#define CELLS (1u << LANE_CELLS)
+#define CMA (1u << LANE_CMA)
+#define HOST (1u << LANE_HOST)
+#define ALL (CELLS | CMA | HOST)
+
+static int options_for(core_coll c, option *o)
+{
+    int k = 0;
+    switch (c) {
+    case CORE_COLL_BARRIER:
+        o[k++] = (option){PLAN_BARRIER_FLAT, ALL};
+        o[k++] = (option){PLAN_BARRIER_DISSEMINATION, ALL};
+        break;
+    case CORE_COLL_BCAST:
+        o[k++] = (option){PLAN_BCAST_FLAT, ALL};
+        o[k++] = (option){PLAN_BCAST_TREE, CELLS | CMA};
+        break;
+    case CORE_COLL_REDUCE:
+        o[k++] = (option){PLAN_REDUCE_FLAT, CELLS | CMA};
+        o[k++] = (option){PLAN_REDUCE_TREE, CELLS | CMA};
+        o[k++] = (option){PLAN_REDUCE_SLICED, CELLS | CMA};
+        o[k++] = (option){PLAN_REDUCE_GATHERED, ALL};
+        break;
+    case CORE_COLL_ALLREDUCE:
+        o[k++] = (option){PLAN_ALLREDUCE_FLAT, CELLS | CMA};
+        o[k++] = (option){PLAN_ALLREDUCE_SLICED, CELLS | CMA};
+        o[k++] = (option){PLAN_ALLREDUCE_GATHERED, ALL};
+        break;
+    case CORE_COLL_REDUCE_SCATTER_BLOCK:
+        o[k++] = (option){PLAN_RSB_OWN, CELLS | CMA};
+        o[k++] = (option){PLAN_RSB_GATHERED, ALL};
+        break;
+    case CORE_COLL_GATHER:
+        o[k++] = (option){PLAN_MOVE_PULL, ALL};
+        o[k++] = (option){PLAN_MOVE_PUSH, CMA};
+        break;
+    default:
+        o[k++] = (option){PLAN_MOVE_PULL, ALL};
+        break;
+    }
+    return k;
+}
+
+/* ---- forced choices ---- */
 
 /* SHOAL_ALGO="allreduce:flat,bcast:tree": the forced algorithm for c, or -1. */
 static int forced_algo(core_coll c)
@@ -48,9 +204,11 @@ static int forced_algo(core_coll c)
         if (!strncmp(p, name, len) && p[len] == ':') {
             const char *v = p + len + 1;
             size_t vlen = strcspn(v, ",");
-            for (int a = 0; a < PLAN_ALGO_COUNT; a++)
-                if (strlen(algo_names[a]) == vlen && !strncmp(v, algo_names[a], vlen) && algo_fits(c, a))
-                    return a;
+            option o[8];
+            int k = options_for(c, o);
+            for (int i = 0; i < k; i++)
+                if (strlen(algo_names[o[i].algo]) == vlen && !strncmp(v, algo_names[o[i].algo], vlen))
+                    return o[i].algo;
             core_log_warn_once("SHOAL_ALGO: '%.*s' is not an algorithm of %s; ignored", (int)vlen, v, name);
             return -1;
         }
@@ -61,67 +219,127 @@ static int forced_algo(core_coll c)
     return -1;
 }
 
-static const lane_ops *forced_lane(bool cma_usable)
+/* SHOAL_LANES: the forced lane, or -1. */
+static int forced_lane(const plan_query *q)
 {
     const char *lanes = core_config_get()->lanes;
     if (!lanes[0])
-        return NULL;
-    if (!strcmp(lanes, "cells"))
-        return &lane_cells;
-    if (!strcmp(lanes, "cma")) {
-        if (cma_usable)
-            return &lane_cma;
-        core_log_warn_once("SHOAL_LANES=cma but single copy is not usable here; using the planner's choice");
-        return NULL;
+        return -1;
+    for (int l = 0; l < LANE_COUNT; l++)
+        if (!strcmp(lanes, lane_names[l])) {
+            if (q->usable[l])
+                return l;
+            core_log_warn_once("SHOAL_LANES=%s but that lane is not usable here; the planner chooses", lanes);
+            return -1;
+        }
+    core_log_warn_once("SHOAL_LANES=%s is not a lane (cells, cma, host); ignored", lanes);
+    return -1;
+}
+
+/* ---- enumeration ---- */
+
+static void key_of(char *buf, size_t len, core_coll c, plan_algo a, lane_id l)
+{
+    snprintf(buf, len, "%s/%s/%s", core_coll_name(c), algo_names[a], lane_names[l]);
+}
+
+static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
+{
+    pricing p = {q, plan_model_get()};
+    option o[8];
+    int nopt = options_for(q->coll, o), k = 0;
+    bool barrier = q->coll == CORE_COLL_BARRIER;
+    for (int i = 0; i < nopt; i++)
+        for (int l = 0; l < LANE_COUNT; l++) {
+            /* A barrier moves no data: it is priced once, on the cells lane. */
+            if (!(o[i].lanes & (1u << l)) || !q->usable[l] || (barrier && l != LANE_CELLS))
+                continue;
+            int fanouts[2] = {4, 2}, nfan = o[i].algo == PLAN_BCAST_TREE ? 2 : 1;
+            size_t chunks[2] = {256 * 1024, 64 * 1024};
+            int nchunk = o[i].algo == PLAN_BCAST_TREE && q->bytes > 64 * 1024 ? 2 : 1;
+            for (int f = 0; f < nfan; f++)
+                for (int c = 0; c < nchunk && k < max; c++) {
+                    plan_candidate *cand = &out[k++];
+                    char key[64];
+                    key_of(key, sizeof key, q->coll, o[i].algo, (lane_id)l);
+                    *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .fanout = fanouts[f],
+                                             .chunk = chunks[c]};
+                    cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
+                    cand->factor = plan_model_factor(p.m, key);
+                    cand->ns = cand->formula_ns * cand->factor;
+                    if (want_lane >= 0 && l != want_lane && !barrier)
+                        cand->excluded = "SHOAL_LANES";
+                    else if (want_algo >= 0 && (int)o[i].algo != want_algo)
+                        cand->excluded = "SHOAL_ALGO";
+                }
+        }
+    return k;
+}
+
+static int by_price(const void *a, const void *b)
+{
+    const plan_candidate *x = a, *y = b;
+    if (!x->excluded != !y->excluded)
+        return x->excluded ? 1 : -1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+int plan_candidates(const plan_query *q, plan_candidate *out, int max)
+{
+    int lane = forced_lane(q), algo = forced_algo(q->coll);
+    int k = enumerate(q, out, max, lane, algo);
+    bool any = false;
+    for (int i = 0; i < k; i++)
+        any = any || !out[i].excluded;
+    if (!any && algo >= 0) {
+        /* The forced algorithm has no candidate on the forced lane. */
+        core_log_warn_once("SHOAL_ALGO=%s:%s cannot run on lane %s; the planner chooses among that lane's",
+                           core_coll_name(q->coll), algo_names[algo], lane_names[lane]);
+        k = enumerate(q, out, max, lane, -1);
     }
-    core_log_warn_once("SHOAL_LANES=%s is not a lane (cells, cma); ignored", lanes);
-    return NULL;
+    qsort(out, (size_t)k, sizeof *out, by_price);
+    return k;
+}
+
+static bool is_v(core_coll c)
+{
+    return c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTERV || c == CORE_COLL_ALLTOALLV;
+}
+
+static core_coll non_v(core_coll c)
+{
+    return c == CORE_COLL_GATHERV ? CORE_COLL_GATHER : c == CORE_COLL_SCATTERV ? CORE_COLL_SCATTER : CORE_COLL_ALLTOALL;
 }
 
 plan_choice plan_choose(const plan_query *q)
 {
-    plan_choice ch = {.algo = PLAN_MOVE_PULL, .lane = &lane_cells, .fanout = TREE_FANOUT, .chunk = PIPELINE_CHUNK};
-    bool big = q->cma_usable && q->bytes > CELLS_MAX_BYTES;
-    if (big)
-        ch.lane = &lane_cma;
-
-    switch (q->coll) {
-    case CORE_COLL_BARRIER:
-        ch.algo = q->n <= FLAT_MAX_RANKS ? PLAN_BARRIER_FLAT : PLAN_BARRIER_DISSEMINATION;
-        break;
-    case CORE_COLL_BCAST:
-        ch.algo = q->n <= FLAT_MAX_RANKS ? PLAN_BCAST_FLAT : PLAN_BCAST_TREE;
-        break;
-    case CORE_COLL_REDUCE:
-        if (q->bytes <= REDUCE_FLAT_MAX_BYTES)
-            ch.algo = q->n <= FLAT_MAX_RANKS ? PLAN_REDUCE_FLAT : PLAN_REDUCE_TREE;
-        else
-            ch.algo = PLAN_REDUCE_SLICED;
-        break;
-    case CORE_COLL_ALLREDUCE:
-        ch.algo = q->bytes <= ALLREDUCE_FLAT_MAX_BYTES ? PLAN_ALLREDUCE_FLAT : PLAN_ALLREDUCE_SLICED;
-        break;
-    case CORE_COLL_GATHER:
-    case CORE_COLL_GATHERV:
-        ch.algo = ch.lane->put ? PLAN_MOVE_PUSH : PLAN_MOVE_PULL;
-        break;
-    default:
+    plan_candidate cand[64];
+    plan_choice ch = {.lane = LANE_CELLS, .fanout = 4, .chunk = 256 * 1024, .large_lane = LANE_CELLS};
+    if (is_v(q->coll)) {
+        /* No rank knows every size: small data goes with the size headers on
+         * the cells lane (or the forced lane); the lane for large data is
+         * priced as the plain collective at a large size. */
+        int forced = forced_lane(q);
+        plan_query big = *q;
+        big.coll = non_v(q->coll);
+        big.bytes = V_LARGE_BYTES;
+        int k = plan_candidates(&big, cand, 64);
         ch.algo = PLAN_MOVE_PULL;
-        break;
+        ch.lane = forced >= 0 ? (lane_id)forced : LANE_CELLS;
+        ch.large_lane = k ? cand[0].lane : ch.lane;
+        ch.eager_limit = forced == LANE_CELLS ? q->window : EAGER_BYTES;
+        return ch;
     }
-
-    const lane_ops *lane = forced_lane(q->cma_usable);
-    if (lane)
-        ch.lane = lane;
-    if (q->coll == CORE_COLL_GATHERV || q->coll == CORE_COLL_SCATTERV || q->coll == CORE_COLL_ALLTOALLV) {
-        ch.lane = lane ? lane : &lane_cells;
-        ch.large_lane = lane ? lane : (q->cma_usable ? &lane_cma : &lane_cells);
-        ch.eager_limit = lane == &lane_cells ? q->window : CELLS_MAX_BYTES;
-    }
-    int algo = forced_algo(q->coll);
-    if (algo >= 0)
-        ch.algo = (plan_algo)algo;
-    if (ch.algo == PLAN_MOVE_PUSH && !ch.lane->put)
+    int k = plan_candidates(q, cand, 64);
+    if (k == 0)
+        return ch;
+    ch.algo = cand[0].algo;
+    ch.lane = cand[0].lane;
+    ch.fanout = cand[0].fanout;
+    ch.chunk = cand[0].chunk;
+    ch.model_ns = cand[0].ns;
+    /* Data movement by puts only where the lane can put. */
+    if (ch.algo == PLAN_MOVE_PUSH && ch.lane != LANE_CMA)
         ch.algo = PLAN_MOVE_PULL;
     return ch;
 }

@@ -1,9 +1,12 @@
 /* planner: chooses, per call, the algorithm and the lane of a collective.
  *
- * Owns every threshold; no other layer compares a size against a constant.
- * The choice depends only on what every rank of the call knows alike (the
- * collective, the bytes, the rank count, the lanes usable on the team), so
- * all ranks choose the same. SHOAL_ALGO and SHOAL_LANES force a choice.
+ * Owns every threshold and cost formula; no other layer compares a size
+ * against a constant. For a call it enumerates every candidate (algorithm,
+ * lane, chunk size, tree fanout), prices each with the measured cost model
+ * (plan_model.h) and takes the cheapest. The price depends only on what every
+ * rank of the call knows alike (the collective, the bytes, the rank count,
+ * the lanes usable on the team), so all ranks choose the same. SHOAL_ALGO and
+ * SHOAL_LANES restrict the candidates.
  *
  * May call: core, lanes. */
 #ifndef SHOAL_PLAN_H
@@ -14,48 +17,72 @@
 
 #include "core.h"
 #include "lane.h"
+#include "plan_model.h"
 
 typedef enum {
     PLAN_BARRIER_FLAT,          /* everyone posts, everyone waits for all */
     PLAN_BARRIER_DISSEMINATION, /* log2(n) rounds, one peer each */
-    PLAN_BCAST_FLAT,            /* every rank reads from the root */
+    PLAN_BCAST_FLAT,            /* every rank reads from the root (single copy: the root writes a share) */
     PLAN_BCAST_TREE,            /* k-ary tree, pipelined in chunks */
     PLAN_REDUCE_FLAT,           /* the root reduces every input */
     PLAN_REDUCE_TREE,           /* binomial tree over contiguous rank ranges */
     PLAN_REDUCE_SLICED,         /* each rank reduces a slice, the root collects */
+    PLAN_REDUCE_GATHERED,       /* inputs moved to the root, reduced there */
     PLAN_ALLREDUCE_FLAT,        /* every rank reduces every input */
-    PLAN_ALLREDUCE_SLICED,      /* reduce-scatter then allgather */
+    PLAN_ALLREDUCE_SLICED,      /* each rank reduces a slice, everyone gets every slice */
+    PLAN_ALLREDUCE_GATHERED,    /* every input moved to every rank, reduced there */
+    PLAN_RSB_OWN,               /* each rank reduces its own block where the inputs are */
+    PLAN_RSB_GATHERED,          /* each block moved to its rank, reduced there */
     PLAN_MOVE_PULL,             /* data movement: readers fetch */
-    PLAN_MOVE_PUSH,             /* data movement: writers put (single-copy lanes) */
+    PLAN_MOVE_PUSH,             /* data movement: writers put (lanes that can) */
     PLAN_ALGO_COUNT
 } plan_algo;
 
 const char *plan_algo_name(plan_algo a);
+const char *plan_lane_name(lane_id l);
 
 typedef struct plan_query {
     core_coll coll;
     size_t bytes;       /* the per-rank payload: message (bcast, reduce, allreduce),
-                           block per rank (gather, allgather, scatter, alltoall, rsb) */
+                           block per rank (gather, allgather, scatter, alltoall, rsb);
+                           0 for the v-variants, whose sizes no rank knows in full */
     int n;              /* ranks in the team */
-    bool cma_usable;    /* the single-copy lane works on this team */
+    int ppn;            /* processes of the node that move data at once (>= n) */
+    bool usable[LANE_COUNT];
     size_t window;      /* cells lane window per round */
 } plan_query;
 
 typedef struct plan_choice {
     plan_algo algo;
-    const lane_ops *lane;
+    lane_id lane;
     int fanout;         /* trees: children per node */
-    size_t chunk;       /* pipelining / cache blocking unit, bytes */
-    /* v-variants, whose sizes no rank knows in full beforehand: a rank whose
-     * data is at most eager_limit bytes sends it with the size headers on
-     * `lane`; if any rank's data is larger, all move it on large_lane. */
+    size_t chunk;       /* pipelining unit, bytes */
+    double model_ns;    /* the modelled time of the choice */
+    /* v-variants: a rank whose data is at most eager_limit bytes sends it
+     * with the size headers on `lane`; if any rank's data is larger, all
+     * move it on large_lane. */
     size_t eager_limit;
-    const lane_ops *large_lane;
+    lane_id large_lane;
 } plan_choice;
 
 plan_choice plan_choose(const plan_query *q);
 
+/* One priced candidate, for shoal explain. */
+typedef struct plan_candidate {
+    plan_algo algo;
+    lane_id lane;
+    int fanout;
+    size_t chunk;
+    double formula_ns;  /* what the cost formula gives */
+    double factor;      /* the tuning file's calibration for it */
+    double ns;          /* formula_ns * factor */
+    const char *excluded; /* why it may not be chosen (forced choices), or NULL */
+} plan_candidate;
+
+/* Every candidate for q, cheapest allowed first; returns how many (<= max). */
+int plan_candidates(const plan_query *q, plan_candidate *out, int max);
+
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
-#define PLAN_REDUCE_BLOCK (65536)
+#define PLAN_REDUCE_BLOCK (64 * 1024)
 
 #endif

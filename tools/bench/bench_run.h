@@ -34,6 +34,7 @@ struct size_result {
     int pairs, pairs_shoal_faster, pairs_shoal_slower;
     double median_speedup; /* median over pairs of host time / shoal time */
     long errors_host, errors_shoal; /* results that failed validation, all ranks */
+    char shoal_path[48];  /* what shoal ran: "sliced/cma", or "host MPI" */
 };
 
 struct bench_result {
@@ -73,6 +74,7 @@ struct bench_context {
     uint64_t calls;               /* seeds: same count on every rank */
     bool corrupted[BENCH_COUNT];  /* the test hook fired for this benchmark */
     long errors_total;
+    char last_shoal_path[48];     /* shoal_last_choice() after the last shoal-path call */
     struct bench_result results[BENCH_COUNT];
 };
 

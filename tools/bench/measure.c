@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "bench_run.h"
+#include "shoal.h"
 
 /* The host path calls PMPI_<fn>, which reaches the host MPI even when shoal
  * is loaded; the shoal path calls MPI_<fn>, which shoal intercepts. */
@@ -289,6 +290,16 @@ struct barrier_log {
     int calls;
 };
 
+/* What shoal chose for the call just made (all ranks choose alike). */
+static void record_shoal_path(struct bench_context *ctx)
+{
+    const char *algorithm, *lane;
+    if (shoal_last_choice(&algorithm, &lane))
+        snprintf(ctx->last_shoal_path, sizeof ctx->last_shoal_path, "%s/%s", algorithm, lane);
+    else
+        snprintf(ctx->last_shoal_path, sizeof ctx->last_shoal_path, "host MPI");
+}
+
 /* One timed call of one path: inputs, barrier, the call, then the check. */
 static double timed_call(struct bench_context *ctx, enum bench_id id, size_t size,
                          enum bench_path path, struct barrier_log *log, long *errors)
@@ -302,6 +313,8 @@ static double timed_call(struct bench_context *ctx, enum bench_id id, size_t siz
     call_collective(&call);
     double stop = MPI_Wtime();
     double left = monotonic_seconds();
+    if (path == PATH_SHOAL)
+        record_shoal_path(ctx);
     if (id == BENCH_BARRIER) {
         enum bench_corrupt want = path == PATH_HOST ? CORRUPT_HOST : CORRUPT_SHOAL;
         if (ctx->opt->corrupt == want && !ctx->corrupted[id]) {
@@ -556,6 +569,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
     paired_summary(ctx, &pairs, false, row);
     paired_free(&pairs);
+    snprintf(row->shoal_path, sizeof row->shoal_path, "%s", ctx->last_shoal_path);
     finish_row(ctx, id, row, errors);
 }
 

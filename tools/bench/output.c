@@ -73,6 +73,8 @@ void output_table_header(const struct bench_context *ctx, enum bench_id id)
     if (ctx->opt->full)
         printf("%14s%14s%14s%14s%12s%18s%10s", "Host Min", "Host Max", "shoal Min",
                "shoal Max", "Iterations", "Host-shoal(us)", "Median");
+    if (!bw)
+        printf("  %s", "shoal ran");
     printf("\n");
     fflush(stdout);
 }
@@ -88,6 +90,8 @@ void output_table_row(const struct bench_context *ctx, enum bench_id id,
         printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f%10.2f", row->host.min,
                row->host.max, row->shoal.min, row->shoal.max, row->iterations,
                row->difference_us, row->difference_ci95_us, row->median_speedup);
+    if (row->shoal_path[0])
+        printf("  %s", row->shoal_path);
     if (row->errors_host || row->errors_shoal)
         printf("  FAILED validation (host %ld, shoal %ld)", row->errors_host, row->errors_shoal);
     printf("\n");
@@ -227,9 +231,14 @@ int output_json(const struct bench_context *ctx, const char *path)
                     row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower);
             json_number(out, row->median_speedup);
             fputs("}", out);
-            fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s}",
+            fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s",
                     row->errors_host, row->errors_shoal,
                     row->errors_host + row->errors_shoal == 0 ? "true" : "false");
+            if (row->shoal_path[0]) {
+                fputs(", \"shoal_path\": ", out);
+                json_string(out, row->shoal_path);
+            }
+            fputs("}", out);
         }
         fputs("\n     ]}", out);
     }

@@ -370,7 +370,7 @@ def write_markdown(runs, pictures, out_dir, tie):
             ratio = "bound/shoal" if bandwidth else "shoal/bound"
             lines += [f"| size (B) | host MPI ({unit}) | shoal ({unit}) | speedup | "
                       f"bound ({unit}) | {ratio} | typical speedup | pairs shoal faster | "
-                      "verdict |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+                      "verdict | shoal ran |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
             for r in bench["results"]:
                 v = verdict(r, tie)
                 pairs = r.get("pairs") or {}
@@ -379,7 +379,7 @@ def write_markdown(runs, pictures, out_dir, tie):
                 lines.append(f"| {r['size']} | {fmt(r['host']['avg'])} | {fmt(r['shoal']['avg'])} "
                              f"| {fmt(r.get('speedup'))} | {fmt(r['bound'])} | "
                              f"{fmt(r.get('shoal_over_bound'))} | {fmt(typical_speedup(r))} | "
-                             f"{share} | {VERDICT_TEXT[v]} |")
+                             f"{share} | {VERDICT_TEXT[v]} | {r.get('shoal_path', '')} |")
             lines.append("")
     path = os.path.join(out_dir, "report.md")
     with open(path, "w") as f:

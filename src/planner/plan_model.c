@@ -1,0 +1,258 @@
+#include "plan_model.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const lane_names[LANE_COUNT] = {"cells", "cma", "host"};
+
+void plan_model_defaults(plan_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->lane[LANE_CELLS] = lane_cells.default_cost;
+    m->lane[LANE_CMA] = lane_cma.default_cost;
+    /* The host lane's defaults: an MPI message over shared memory. */
+    m->lane[LANE_HOST] = (lane_cost){.latency_ns = 600, .overhead_ns = 400, .per_byte_ns = 0,
+                                     .bw_dedicated = 2.5, .bw_shared = 3.0};
+    m->sync_ns = 150;
+    m->sync_per_peer_ns = 40;
+    m->copy_bw = 10;
+    m->reduce_bw = 8;
+    snprintf(m->source, sizeof m->source, "built-in defaults");
+}
+
+double plan_lane_time(const lane_cost *c, double bytes, int ppn)
+{
+    if (ppn < 1)
+        ppn = 1;
+    double bw = c->bw_dedicated + c->bw_shared / ppn;
+    return c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + (bw > 0 ? bytes / bw : 0);
+}
+
+double plan_model_factor(const plan_model *m, const char *key)
+{
+    for (int i = 0; i < m->nfactors; i++)
+        if (!strcmp(m->factors[i].key, key))
+            return m->factors[i].factor;
+    return 1.0;
+}
+
+void plan_model_set_factor(plan_model *m, const char *key, double factor)
+{
+    for (int i = 0; i < m->nfactors; i++)
+        if (!strcmp(m->factors[i].key, key)) {
+            m->factors[i].factor = factor;
+            return;
+        }
+    if (m->nfactors < PLAN_MAX_FACTORS) {
+        snprintf(m->factors[m->nfactors].key, sizeof m->factors[0].key, "%s", key);
+        m->factors[m->nfactors++].factor = factor;
+    }
+}
+
+void plan_machine_description(char *buf, size_t len)
+{
+    char model[200] = "unknown cpu";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10)) {
+                const char *colon = strchr(line, ':');
+                if (colon) {
+                    snprintf(model, sizeof model, "%s", colon + 2);
+                    model[strcspn(model, "\n")] = 0;
+                }
+                break;
+            }
+        fclose(f);
+    }
+    for (char *c = model; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+            *c = ' '; /* the description goes into JSON */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(buf, len, "%s, %ld cores", model, online);
+}
+
+void plan_tuning_path(char *buf, size_t len)
+{
+    const char *explicit = getenv("SHOAL_TUNING_FILE");
+    if (explicit && *explicit) {
+        snprintf(buf, len, "%s", explicit);
+        return;
+    }
+    const char *cache = getenv("XDG_CACHE_HOME");
+    if (cache && *cache) {
+        snprintf(buf, len, "%s/shoal/tuning.json", cache);
+        return;
+    }
+    const char *home = getenv("HOME");
+    snprintf(buf, len, "%s/.cache/shoal/tuning.json", home && *home ? home : ".");
+}
+
+static bool positive(double v) { return v > 0 && v < 1e12; }
+
+int plan_model_load(plan_model *m, const char *path, bool check_machine, char *why, size_t whylen)
+{
+    char err[200];
+    plan_model_defaults(m);
+    core_json *root = core_json_parse_file(path, err, sizeof err);
+    if (!root) {
+        snprintf(why, whylen, "%s", err);
+        return -1;
+    }
+    int rc = -1;
+    double version = core_json_number(root, "shoal_tuning", -1);
+    const char *machine = core_json_string(root, "machine");
+    char here[256];
+    plan_machine_description(here, sizeof here);
+    if (root->kind != CORE_JSON_OBJECT || version < 0) {
+        snprintf(why, whylen, "not a shoal tuning file (no \"shoal_tuning\" version)");
+    } else if ((int)version != PLAN_TUNING_VERSION) {
+        snprintf(why, whylen, "written by tuning version %d, this shoal reads version %d: run shoal tune again",
+                 (int)version, PLAN_TUNING_VERSION);
+    } else if (check_machine && (!machine || strcmp(machine, here))) {
+        snprintf(why, whylen, "measured on \"%s\", this is \"%s\": run shoal tune here", machine ? machine : "?",
+                 here);
+    } else {
+        rc = 0;
+        const core_json *lanes = core_json_get(root, "lanes");
+        for (int l = 0; l < LANE_COUNT && rc == 0; l++) {
+            const core_json *c = core_json_get(lanes, lane_names[l]);
+            if (!c)
+                continue;
+            lane_cost v = {
+                .latency_ns = core_json_number(c, "latency_ns", m->lane[l].latency_ns),
+                .overhead_ns = core_json_number(c, "overhead_ns", m->lane[l].overhead_ns),
+                .per_byte_ns = core_json_number(c, "per_byte_ns", m->lane[l].per_byte_ns),
+                .bw_dedicated = core_json_number(c, "bw_dedicated", m->lane[l].bw_dedicated),
+                .bw_shared = core_json_number(c, "bw_shared", m->lane[l].bw_shared),
+            };
+            if (v.latency_ns < 0 || v.overhead_ns < 0 || v.per_byte_ns < 0 || v.bw_dedicated < 0 || v.bw_shared < 0 ||
+                !positive(v.bw_dedicated + v.bw_shared)) {
+                snprintf(why, whylen, "lane %s has impossible figures", lane_names[l]);
+                rc = -1;
+            }
+            m->lane[l] = v;
+            m->fit_error[l] = core_json_number(c, "fit_rel_error", 0);
+        }
+        m->sync_ns = core_json_number(root, "sync_ns", m->sync_ns);
+        m->sync_per_peer_ns = core_json_number(root, "sync_per_peer_ns", m->sync_per_peer_ns);
+        m->copy_bw = core_json_number(root, "copy_bw", m->copy_bw);
+        m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
+        if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->reduce_bw) ||
+                        m->sync_per_peer_ns < 0)) {
+            snprintf(why, whylen, "machine figures are impossible");
+            rc = -1;
+        }
+        const core_json *factors = core_json_get(root, "factors");
+        for (const core_json *f = factors && factors->kind == CORE_JSON_OBJECT ? factors->child : NULL;
+             f && rc == 0; f = f->next)
+            if (f->kind == CORE_JSON_NUMBER && positive(f->number))
+                plan_model_set_factor(m, f->key, f->number);
+        snprintf(m->source, sizeof m->source, "%s", path);
+        snprintf(m->machine, sizeof m->machine, "%s", machine ? machine : "");
+    }
+    core_json_free(root);
+    if (rc)
+        plan_model_defaults(m);
+    return rc;
+}
+
+static int make_parent_dirs(const char *path)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+                return errno;
+            *p = '/';
+        }
+    return 0;
+}
+
+int plan_model_save(const plan_model *m, const char *path)
+{
+    int err = make_parent_dirs(path);
+    if (err)
+        return err;
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return errno;
+    char machine[256], when[64];
+    plan_machine_description(machine, sizeof machine);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(f, "{\n  \"shoal_tuning\": %d,\n  \"machine\": \"%s\",\n  \"measured\": \"%s\",\n", PLAN_TUNING_VERSION,
+            machine, when);
+    fprintf(f, "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"copy_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n",
+            m->sync_ns, m->sync_per_peer_ns, m->copy_bw, m->reduce_bw);
+    fprintf(f, "  \"lanes\": {\n");
+    for (int l = 0; l < LANE_COUNT; l++) {
+        const lane_cost *c = &m->lane[l];
+        fprintf(f,
+                "    \"%s\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
+                "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f}%s\n",
+                lane_names[l], c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated, c->bw_shared,
+                m->fit_error[l], l + 1 < LANE_COUNT ? "," : "");
+    }
+    fprintf(f, "  },\n  \"factors\": {");
+    for (int i = 0; i < m->nfactors; i++)
+        fprintf(f, "%s\n    \"%s\": %.4f", i ? "," : "", m->factors[i].key, m->factors[i].factor);
+    fprintf(f, "%s}\n}\n", m->nfactors ? "\n  " : "");
+    if (fclose(f) != 0) {
+        err = errno;
+        unlink(tmp);
+        return err;
+    }
+    if (rename(tmp, path) != 0) {
+        err = errno;
+        unlink(tmp);
+        return err;
+    }
+    return 0;
+}
+
+static plan_model current;
+static _Atomic unsigned model_generation;
+
+unsigned plan_model_generation(void) { return atomic_load_explicit(&model_generation, memory_order_acquire); }
+static pthread_once_t model_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t model_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void plan_model_reload(void)
+{
+    pthread_mutex_lock(&model_lock);
+    char path[512], why[512];
+    plan_tuning_path(path, sizeof path);
+    plan_model m;
+    if (access(path, F_OK) != 0) {
+        plan_model_defaults(&m);
+        core_log_once("no tuning file at %s: the planner uses built-in figures (run shoal tune)", path);
+    } else if (plan_model_load(&m, path, true, why, sizeof why) != 0) {
+        core_log_warn_once("tuning file %s ignored: %s", path, why);
+    } else {
+        core_log_once("planner figures from %s", path);
+    }
+    current = m;
+    atomic_fetch_add(&model_generation, 1);
+    pthread_mutex_unlock(&model_lock);
+}
+
+static void model_init(void) { plan_model_reload(); }
+
+const plan_model *plan_model_get(void)
+{
+    pthread_once(&model_once, model_init);
+    return &current;
+}

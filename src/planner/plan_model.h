@@ -1,0 +1,72 @@
+/* plan_model: the measured cost model the planner prices candidates with.
+ *
+ * Per lane, moving s bytes while ppn processes of the node move data at once
+ * takes (lane_cost in src/lanes/lane.h)
+ *     latency + overhead + s * per_byte + s / (bw_dedicated + bw_shared / ppn)
+ * and the machine adds a few figures of its own: the time for a post to be
+ * seen by a waiting rank, the copy and reduction bandwidths of one core.
+ * Algorithm formulas (plan.c) combine these; a calibration factor per
+ * (collective, algorithm, lane), measured by `shoal tune`, corrects what the
+ * formulas leave out.
+ *
+ * The figures come from the tuning file ($SHOAL_TUNING_FILE, else
+ * $XDG_CACHE_HOME/shoal/tuning.json, else ~/.cache/shoal/tuning.json), or
+ * built-in defaults. A corrupt file, one written on another machine, or of
+ * another version is reported once and ignored. */
+#ifndef SHOAL_PLAN_MODEL_H
+#define SHOAL_PLAN_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core.h"
+#include "lane.h"
+
+#define PLAN_TUNING_VERSION 1
+#define PLAN_MAX_FACTORS 128
+
+typedef struct plan_factor {
+    char key[48];   /* "allreduce/sliced/cma" */
+    double factor;  /* measured / modelled */
+} plan_factor;
+
+typedef struct plan_model {
+    lane_cost lane[LANE_COUNT];
+    double sync_ns;           /* one rank sees another's post */
+    double sync_per_peer_ns;  /* more per extra rank waited for */
+    double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
+    double reduce_bw;         /* reduction output, bytes per ns, one core */
+    plan_factor factors[PLAN_MAX_FACTORS];
+    int nfactors;
+    double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */
+    char source[256];         /* "built-in defaults" or the file's path */
+    char machine[256];        /* the file's machine description */
+} plan_model;
+
+/* The model in use: read from the tuning file once, else the defaults. */
+const plan_model *plan_model_get(void);
+/* Re-reads the environment and the file (tests, shoal explain). */
+void plan_model_reload(void);
+/* Grows at each reload, like core_config_generation(). */
+unsigned plan_model_generation(void);
+void plan_model_defaults(plan_model *m);
+
+/* This machine, as tuning files record it: "<cpu model>, <n> cores". */
+void plan_machine_description(char *buf, size_t len);
+
+/* Reads a tuning file into m (starting from the defaults). Returns 0, or -1
+ * with the reason in why: unreadable, corrupt, version or machine mismatch.
+ * Unknown fields are ignored; missing ones keep their defaults. */
+int plan_model_load(plan_model *m, const char *path, bool check_machine, char *why, size_t whylen);
+/* Writes m as a tuning file for this machine. 0, or an errno value. */
+int plan_model_save(const plan_model *m, const char *path);
+/* Where the tuning file is looked for. */
+void plan_tuning_path(char *buf, size_t len);
+
+/* Modelled time of moving bytes on lane c with ppn movers at once. */
+double plan_lane_time(const lane_cost *c, double bytes, int ppn);
+/* The calibration factor for key, 1 when none was measured. */
+double plan_model_factor(const plan_model *m, const char *key);
+void plan_model_set_factor(plan_model *m, const char *key, double factor);
+
+#endif

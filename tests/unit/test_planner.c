@@ -1,0 +1,182 @@
+/* The planner's arithmetic: the lane model, fitting it back from synthetic
+ * measurements with known figures, the tuning file (round trip, corrupt,
+ * missing, unknown fields, another machine, another version), and choices
+ * that follow the figures. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "plan_fit.h"
+#include "unit.h"
+
+static bool close_to(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b) + 1e-9; }
+
+static void test_model_and_fit(void)
+{
+    lane_cost truth = {.latency_ns = 300, .overhead_ns = 700, .per_byte_ns = 0.02, .bw_dedicated = 3,
+                       .bw_shared = 6};
+    /* time at 1 MB, alone: 1000 + 20972 + 1048576 / 9 */
+    double t = plan_lane_time(&truth, 1 << 20, 1);
+    CHECK(close_to(t, 1000 + 0.02 * (1 << 20) + (1 << 20) / 9.0, 1e-12), "lane time %g", t);
+    CHECK(plan_lane_time(&truth, 1 << 20, 4) > t, "more movers must be slower");
+
+    /* Exact samples: the fit recovers the figures. */
+    plan_sample s[64];
+    int n = 0;
+    const int movers[] = {1, 2, 4, 8};
+    const double sizes[] = {1024, 16384, 262144, 1048576, 4194304};
+    for (int k = 0; k < 4; k++)
+        for (int b = 0; b < 5; b++)
+            s[n] = (plan_sample){sizes[b], movers[k], plan_lane_time(&truth, sizes[b], movers[k])}, n++;
+    lane_cost fit;
+    double err = plan_fit_lane(s, n, truth.latency_ns, &fit);
+    CHECK(err >= 0 && err < 0.01, "fit error %g", err);
+    CHECK(close_to(fit.overhead_ns, truth.overhead_ns, 0.05), "overhead %g", fit.overhead_ns);
+    CHECK(close_to(fit.per_byte_ns, truth.per_byte_ns, 0.05), "per byte %g", fit.per_byte_ns);
+    CHECK(close_to(fit.bw_dedicated, truth.bw_dedicated, 0.05), "dedicated %g", fit.bw_dedicated);
+    CHECK(close_to(fit.bw_shared, truth.bw_shared, 0.05), "shared %g", fit.bw_shared);
+
+    /* Noisy samples (+-3 %, fixed pattern): still close. */
+    for (int i = 0; i < n; i++)
+        s[i].ns *= 1 + 0.03 * ((i * 7919) % 5 - 2) / 2.0;
+    err = plan_fit_lane(s, n, truth.latency_ns, &fit);
+    CHECK(err >= 0 && err < 0.05, "noisy fit error %g", err);
+    CHECK(close_to(fit.bw_dedicated + fit.bw_shared, 9, 0.15), "noisy total bandwidth %g",
+          fit.bw_dedicated + fit.bw_shared);
+
+    /* One mover only: no shared part can be told; the total is right. */
+    n = 0;
+    for (int b = 0; b < 5; b++)
+        s[n] = (plan_sample){sizes[b], 1, plan_lane_time(&truth, sizes[b], 1)}, n++;
+    err = plan_fit_lane(s, n, truth.latency_ns, &fit);
+    CHECK(err >= 0 && err < 0.02, "single-k fit error %g", err);
+    CHECK(fit.bw_shared == 0, "single-k shared %g", fit.bw_shared);
+
+    /* A single size cannot be fitted. */
+    s[0] = (plan_sample){1024, 1, 5000};
+    CHECK(plan_fit_lane(s, 1, 100, &fit) < 0, "one sample fitted");
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_tuning_file(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    char why[512];
+    plan_model m, back;
+
+    /* Round trip, with a calibration factor. */
+    plan_model_defaults(&m);
+    m.lane[LANE_CMA].bw_dedicated = 7.25;
+    m.sync_ns = 123.5;
+    plan_model_set_factor(&m, "allreduce/sliced/cma/large", 1.4);
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    CHECK(plan_model_load(&back, path, true, why, sizeof why) == 0, "load: %s", why);
+    CHECK(close_to(back.lane[LANE_CMA].bw_dedicated, 7.25, 1e-6), "cma bandwidth %g",
+          back.lane[LANE_CMA].bw_dedicated);
+    CHECK(close_to(back.sync_ns, 123.5, 1e-6), "sync %g", back.sync_ns);
+    CHECK(close_to(plan_model_factor(&back, "allreduce/sliced/cma/large"), 1.4, 1e-6), "factor");
+    CHECK(plan_model_factor(&back, "bcast/flat/cells/small") == 1.0, "absent factor is 1");
+
+    /* Corrupt: truncated JSON. */
+    write_file(path, "{\"shoal_tuning\": 1, \"lanes\": {\"cma\": {\"bw_dedicated\": ");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "corrupt file accepted");
+    CHECK(strstr(why, "line") != NULL, "corrupt: no line in '%s'", why);
+    CHECK(back.lane[LANE_CMA].bw_dedicated == lane_cma.default_cost.bw_dedicated, "corrupt left figures");
+
+    /* Missing. */
+    CHECK(plan_model_load(&back, "/nonexistent/shoal/tuning.json", false, why, sizeof why) != 0,
+          "missing file accepted");
+
+    /* Unknown fields are ignored, missing ones keep defaults. */
+    write_file(path, "{\"shoal_tuning\": 1, \"future\": [1, 2, {\"x\": null}], \"sync_ns\": 99,"
+                     " \"lanes\": {\"cells\": {\"bw_dedicated\": 5.5, \"colour\": \"blue\"}}}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "unknown fields: %s", why);
+    CHECK(back.sync_ns == 99 && back.lane[LANE_CELLS].bw_dedicated == 5.5, "unknown fields changed values");
+    CHECK(back.lane[LANE_CELLS].latency_ns == lane_cells.default_cost.latency_ns, "missing field not default");
+
+    /* Another machine, another version, impossible figures. */
+    write_file(path, "{\"shoal_tuning\": 1, \"machine\": \"a faraway computer, 1024 cores\"}");
+    CHECK(plan_model_load(&back, path, true, why, sizeof why) != 0 && strstr(why, "faraway"),
+          "foreign machine accepted: %s", why);
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "machine check when not asked");
+    write_file(path, "{\"shoal_tuning\": 99}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0 && strstr(why, "version"),
+          "other version accepted: %s", why);
+    write_file(path, "{\"shoal_tuning\": 1, \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "negative bandwidth accepted");
+    write_file(path, "[1, 2, 3]");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "array accepted");
+    unlink(path);
+}
+
+/* Choices follow the figures: with a slow single-copy lane, cells win large
+ * messages; with a fast one, cma does. */
+static void test_choices(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    setenv("SHOAL_TUNING_FILE", path, 1);
+    unsetenv("SHOAL_ALGO");
+    unsetenv("SHOAL_LANES");
+    core_config_reload();
+    plan_query q = {.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 4, .ppn = 4, .window = 128 << 10,
+                    .usable = {true, true, true}};
+    plan_model m;
+    plan_model_defaults(&m);
+    m.lane[LANE_CMA].bw_dedicated = 0.1, m.lane[LANE_CMA].bw_shared = 0.1;
+    plan_model_save(&m, path);
+    plan_model_reload();
+    CHECK(plan_choose(&q).lane == LANE_CELLS, "slow cma chosen");
+    m.lane[LANE_CMA].bw_dedicated = 50, m.lane[LANE_CMA].bw_shared = 50;
+    plan_model_save(&m, path);
+    plan_model_reload();
+    CHECK(plan_choose(&q).lane == LANE_CMA, "fast cma not chosen");
+    /* Small messages go to the lane with the lowest latency. */
+    q.bytes = 8;
+    CHECK(plan_choose(&q).lane == LANE_CELLS, "8 bytes not on cells");
+    /* A lane that is not usable is never chosen. */
+    q.bytes = 4 << 20;
+    q.usable[LANE_CMA] = false;
+    CHECK(plan_choose(&q).lane != LANE_CMA, "unusable lane chosen");
+    /* Every candidate is listed, cheapest first. */
+    plan_candidate c[64];
+    q.usable[LANE_CMA] = true;
+    int k = plan_candidates(&q, c, 64);
+    CHECK(k >= 4, "only %d candidates", k);
+    for (int i = 1; i < k; i++)
+        CHECK(c[i].excluded || c[i - 1].ns <= c[i].ns, "candidates not sorted at %d", i);
+    /* Forcing restricts. */
+    setenv("SHOAL_LANES", "host", 1);
+    core_config_reload();
+    CHECK(plan_choose(&q).lane == LANE_HOST, "SHOAL_LANES=host ignored");
+    setenv("SHOAL_ALGO", "bcast:tree", 1);
+    setenv("SHOAL_LANES", "cells", 1);
+    core_config_reload();
+    plan_choice ch = plan_choose(&q);
+    CHECK(ch.algo == PLAN_BCAST_TREE && ch.lane == LANE_CELLS, "forced tree over cells not chosen");
+    unsetenv("SHOAL_ALGO");
+    unsetenv("SHOAL_LANES");
+    unsetenv("SHOAL_TUNING_FILE");
+    core_config_reload();
+    plan_model_reload();
+    unlink(path);
+}
+
+int main(void)
+{
+    test_model_and_fit();
+    test_tuning_file();
+    test_choices();
+    return unit_done("test_planner");
+}
