@@ -165,7 +165,6 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     bool try_cma = cfg->cma != CORE_CMA_OFF;
     if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
         core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
-    sc->host = (shim_host_state){.parent = comm, .comm = MPI_COMM_NULL};
     coll_team_set_host_lane(&sc->team, &shim_host_lane, &sc->host);
     return true;
 }
@@ -177,6 +176,8 @@ static shim_comm *setup(MPI_Comm comm)
         core_fatal("out of memory for communicator state");
     sc->mode = SHIM_PASS;
     sc->comm = comm;
+    /* MPI_COMM_NULL is not 0 under Open MPI: set it before any early return. */
+    sc->host = (shim_host_state){.parent = comm, .comm = MPI_COMM_NULL};
     PMPI_Comm_size(comm, &sc->size);
     PMPI_Comm_rank(comm, &sc->rank);
 
