@@ -238,9 +238,9 @@ static int forced_lane(const plan_query *q)
 
 /* ---- enumeration ---- */
 
-static void key_of(char *buf, size_t len, core_coll c, plan_algo a, lane_id l)
+static void key_of(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes)
 {
-    snprintf(buf, len, "%s/%s/%s", core_coll_name(c), algo_names[a], lane_names[l]);
+    snprintf(buf, len, "%s/%s/%s/%s", core_coll_name(c), algo_names[a], lane_names[l], plan_size_class(bytes));
 }
 
 static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
@@ -261,7 +261,7 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                 for (int c = 0; c < nchunk && k < max; c++) {
                     plan_candidate *cand = &out[k++];
                     char key[64];
-                    key_of(key, sizeof key, q->coll, o[i].algo, (lane_id)l);
+                    key_of(key, sizeof key, q->coll, o[i].algo, (lane_id)l, q->bytes);
                     *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .fanout = fanouts[f],
                                              .chunk = chunks[c]};
                     cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);

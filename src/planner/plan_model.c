@@ -251,6 +251,20 @@ void plan_model_reload(void)
 
 static void model_init(void) { plan_model_reload(); }
 
+void plan_model_use(const plan_model *m)
+{
+    pthread_once(&model_once, model_init);
+    pthread_mutex_lock(&model_lock);
+    current = *m;
+    atomic_fetch_add(&model_generation, 1);
+    pthread_mutex_unlock(&model_lock);
+}
+
+const char *plan_size_class(size_t bytes)
+{
+    return bytes <= 4096 ? "small" : bytes <= 256 * 1024 ? "medium" : "large";
+}
+
 const plan_model *plan_model_get(void)
 {
     pthread_once(&model_once, model_init);

@@ -26,7 +26,7 @@
 #define PLAN_MAX_FACTORS 128
 
 typedef struct plan_factor {
-    char key[48];   /* "allreduce/sliced/cma" */
+    char key[48];   /* "allreduce/sliced/cma/large" */
     double factor;  /* measured / modelled */
 } plan_factor;
 
@@ -49,6 +49,11 @@ const plan_model *plan_model_get(void);
 void plan_model_reload(void);
 /* Grows at each reload, like core_config_generation(). */
 unsigned plan_model_generation(void);
+/* Uses m from now on instead of what the file said (shoal tune). */
+void plan_model_use(const plan_model *m);
+
+/* Calibration factors are kept per size class of the payload. */
+const char *plan_size_class(size_t bytes);
 void plan_model_defaults(plan_model *m);
 
 /* This machine, as tuning files record it: "<cpu model>, <n> cores". */
