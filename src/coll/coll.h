@@ -21,6 +21,12 @@ const plan_choice *coll_last_choice(void);
 void coll_forget_choice(void);
 
 void coll_barrier(coll_team *t);
+
+/* One transfer on a given lane, for measuring lanes (shoal tune): this rank
+ * exposes len bytes of send and, when recv is not NULL, takes len bytes from
+ * peer's exposure into recv. Called by every rank of the team with the same
+ * lane and len; ranks outside the exchange pass peer -1. */
+void coll_exchange(coll_team *t, lane_id lane, int peer, const void *send, void *recv, size_t len);
 void coll_bcast(coll_team *t, void *buf, size_t bytes, int root);
 
 /* sbuf == NULL at the root: the root's input is in rbuf. rbuf only at root. */

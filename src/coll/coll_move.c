@@ -150,6 +150,20 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m)
     coll_move(t, ch->large_lane, &sized);
 }
 
+void coll_exchange(coll_team *t, lane_id lane, int peer, const void *send, void *recv, size_t len)
+{
+    const lane_ops *ops = t->lanes[lane];
+    if (!ops)
+        core_fatal("internal: lane %d is not usable on this team", (int)lane);
+    if (ops->prepare)
+        ops->prepare(&t->lane);
+    coll_out out = {0, send, len};
+    coll_xfer xf = {peer, 0, 0, recv, len};
+    coll_moves m = {.out = &out, .nout = peer >= 0, .xfer = &xf, .nxfer = peer >= 0 && recv, .max_out = 1,
+                    .max_len = len, .only_peer = peer};
+    coll_move(t, ops, &m);
+}
+
 /* ---- bcast ---- */
 
 /* Flat on a lane that can put: instead of idling while every rank reads its

@@ -119,6 +119,12 @@ typedef struct lane_ops {
 extern const lane_ops lane_cells;
 extern const lane_ops lane_cma;
 
+/* The host lane's figures until a tuning file says otherwise (its code is in
+ * the MPI layer). Deliberately behind the shared-memory lanes: inside a node
+ * the host MPI is the fallback, and only a measurement may prefer it. */
+#define LANE_HOST_DEFAULT_COST \
+    {.latency_ns = 1500, .overhead_ns = 1000, .per_byte_ns = 0.05, .bw_dedicated = 1.5, .bw_shared = 1.5}
+
 /* Records a request in this rank's table for the round; returns its index
  * (unique for the round), for two-sided lanes to tag their messages. */
 int lane_request_add(lane_ctx *ctx, int owner, int slot, size_t off, size_t len);

@@ -132,7 +132,7 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
             return maxd((n - 1) * xfer(p, l, S, 1), copy_ns(p, S));
         case CORE_COLL_SCATTER:
         case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
-            return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST ? (n - 2) * xfer(p, l, S, 1) : 0);
+            return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
         default: /* allgather, alltoall: every rank reads n-1 blocks */
             return (n - 1) * xfer(p, l, S, ppn) + copy_ns(p, S) * 0.5;
         }
@@ -251,8 +251,10 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
     bool barrier = q->coll == CORE_COLL_BARRIER;
     for (int i = 0; i < nopt; i++)
         for (int l = 0; l < LANE_COUNT; l++) {
-            /* A barrier moves no data: it is priced once, on the cells lane. */
-            if (!(o[i].lanes & (1u << l)) || !q->usable[l] || (barrier && l != LANE_CELLS))
+            /* A barrier, or any collective of one rank, moves no data
+             * between ranks: it is priced once, on the cells lane. */
+            bool no_lane = barrier || q->n <= 1;
+            if (!(o[i].lanes & (1u << l)) || !q->usable[l] || (no_lane && l != LANE_CELLS))
                 continue;
             int fanouts[2] = {4, 2}, nfan = o[i].algo == PLAN_BCAST_TREE ? 2 : 1;
             size_t chunks[2] = {256 * 1024, 64 * 1024};
@@ -267,7 +269,7 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                     cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
                     cand->factor = plan_model_factor(p.m, key);
                     cand->ns = cand->formula_ns * cand->factor;
-                    if (want_lane >= 0 && l != want_lane && !barrier)
+                    if (want_lane >= 0 && l != want_lane && !no_lane)
                         cand->excluded = "SHOAL_LANES";
                     else if (want_algo >= 0 && (int)o[i].algo != want_algo)
                         cand->excluded = "SHOAL_ALGO";

@@ -17,9 +17,7 @@ void plan_model_defaults(plan_model *m)
     memset(m, 0, sizeof *m);
     m->lane[LANE_CELLS] = lane_cells.default_cost;
     m->lane[LANE_CMA] = lane_cma.default_cost;
-    /* The host lane's defaults: an MPI message over shared memory. */
-    m->lane[LANE_HOST] = (lane_cost){.latency_ns = 600, .overhead_ns = 400, .per_byte_ns = 0,
-                                     .bw_dedicated = 2.5, .bw_shared = 3.0};
+    m->lane[LANE_HOST] = (lane_cost)LANE_HOST_DEFAULT_COST;
     m->sync_ns = 150;
     m->sync_per_peer_ns = 40;
     m->copy_bw = 10;

@@ -23,7 +23,7 @@
 #include "lane.h"
 
 #define PLAN_TUNING_VERSION 1
-#define PLAN_MAX_FACTORS 128
+#define PLAN_MAX_FACTORS 256
 
 typedef struct plan_factor {
     char key[48];   /* "allreduce/sliced/cma/large" */

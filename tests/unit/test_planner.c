@@ -167,10 +167,26 @@ static void test_choices(void)
     CHECK(ch.algo == PLAN_BCAST_TREE && ch.lane == LANE_CELLS, "forced tree over cells not chosen");
     unsetenv("SHOAL_ALGO");
     unsetenv("SHOAL_LANES");
+    core_config_reload();
+    /* With the built-in figures the host MPI is only the fallback inside a
+     * node: never chosen while a shared-memory lane is usable. */
+    unlink(path);
+    plan_model_reload();
+    static const core_coll colls[] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE,
+                                      CORE_COLL_GATHER, CORE_COLL_ALLGATHER, CORE_COLL_SCATTER,
+                                      CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK};
+    for (int cma = 0; cma < 2; cma++)
+        for (int n = 2; n <= 16; n *= 2)
+            for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
+                for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 8) {
+                    plan_query d = {.coll = colls[ci], .bytes = bytes, .n = n, .ppn = n, .window = 128 << 10,
+                                    .usable = {true, cma, true}};
+                    CHECK(plan_choose(&d).lane != LANE_HOST, "defaults chose host for %s of %zu on %d",
+                          core_coll_name(colls[ci]), bytes, n);
+                }
     unsetenv("SHOAL_TUNING_FILE");
     core_config_reload();
     plan_model_reload();
-    unlink(path);
 }
 
 int main(void)

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# usage: cli_check.sh SHOAL REPORT_PY LAUNCH...
+# The shoal command end to end, as a user meets it: explain on the built-in
+# defaults, forced choices and bad input; then a quick tune at np=2 whose
+# file the library must accept (explain names it and uses its factors);
+# then evaluate on a small grid and the report made from both. Timings are
+# never asserted, only that everything is measured, written and read back.
+set -u
+shoal=$1; report=$2; shift 2
+launch=("$@")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect CODE PATTERN -- CMD...: runs CMD into a file (see expect-run.sh).
+expect() {
+  local code=$1 pattern=$2; shift 3
+  "$@" >"$tmp/out" 2>&1
+  local rc=$?
+  if [ "$rc" -ne "$code" ] || { [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/out"; }; then
+    fail "$* exited $rc (expected $code) or did not print /$pattern/"
+    tail -n 30 "$tmp/out"
+  fi
+}
+export SHOAL_TUNING_FILE=$tmp/absent.json
+
+expect 0 "^chosen: [a-z]+ over (cells|cma|host)" -- "$shoal" explain allreduce 1M -np 4
+expect 0 "figures: built-in defaults" -- "$shoal" explain bcast 64 -np 2
+expect 0 "^chosen: [a-z]+ over host" -- env SHOAL_LANES=host "$shoal" explain allgather 64K -np 4
+expect 0 "^chosen: tree over" -- env SHOAL_ALGO=reduce:tree "$shoal" explain reduce 64K -np 8
+expect 0 "excluded by SHOAL_LANES" -- env SHOAL_LANES=cells "$shoal" explain gather 1M -np 4
+expect 2 "not a collective" -- "$shoal" explain allreduse 1M
+expect 2 "not a size" -- "$shoal" explain allreduce 12Q
+expect 2 "unknown command" -- "$shoal" frobnicate
+expect 0 "usage: shoal COMMAND" -- "$shoal" --help
+
+# tune: a file the library reads back.
+expect 0 "wrote $tmp/tuning.json" -- "${launch[@]}" -np 2 "$shoal" tune --quick -o "$tmp/tuning.json" \
+  --samples "$tmp/samples.json"
+python3 - "$tmp/tuning.json" "$tmp/samples.json" <<'PY' || fail "the tuning file or the samples are not as written"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["shoal_tuning"] == 1, "version"
+for lane in ("cells", "cma", "host"):
+    c = t["lanes"][lane]
+    assert c["latency_ns"] > 0 and c["bw_dedicated"] + c["bw_shared"] > 0, lane
+assert t["copy_bw"] > 0 and t["reduce_bw"] > 0 and t["sync_ns"] > 0
+assert len(t["factors"]) >= 20, "calibration factors"
+assert all(0.125 <= f <= 8 for f in t["factors"].values())
+s = json.load(open(sys.argv[2]))
+assert {x["lane"] for x in s["lanes"]} >= {"cells", "host"}
+assert {x["movers"] for x in s["lanes"]} == {1, 2}
+assert all(x["measured_ns"] > 0 and x["modelled_ns"] > 0 for x in s["lanes"])
+PY
+SHOAL_TUNING_FILE=$tmp/tuning.json expect 0 "figures: $tmp/tuning.json, measured on" -- \
+  "$shoal" explain allreduce 64K -np 2
+# A tuning file written elsewhere refuses to load: reported, defaults used.
+sed 's/"machine": "[^"]*"/"machine": "another machine, 4096 cores"/' "$tmp/tuning.json" >"$tmp/foreign.json"
+SHOAL_TUNING_FILE=$tmp/foreign.json expect 0 "another machine" -- "$shoal" explain allreduce 64K -np 2
+SHOAL_TUNING_FILE=$tmp/foreign.json expect 0 "figures: built-in defaults" -- "$shoal" explain allreduce 64K -np 2
+expect 2 "needs at least 2 ranks" -- "${launch[@]}" -np 1 "$shoal" tune --quick -o "$tmp/one.json"
+
+# evaluate on a small grid, then the report from both files.
+SHOAL_TUNING_FILE=$tmp/tuning.json expect 0 "" -- "${launch[@]}" -np 2 "$shoal" evaluate -m 4:1K \
+  --colls barrier,allreduce,gather --batches 1 --json "$tmp/eval.json"
+python3 - "$tmp/eval.json" <<'PY' || fail "evaluate's JSON"
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["np"] == 2 and e["model"].endswith("tuning.json")
+colls = {p["coll"] for p in e["points"]}
+assert colls == {"barrier", "allreduce", "gather"}, colls
+assert len([p for p in e["points"] if p["coll"] == "allreduce"]) == 5  # 4, 16, 64, 256, 1K
+for p in e["points"]:
+    assert p["candidates"], p
+    assert any(c["algo"] == p["chosen"]["algo"] for c in p["candidates"])
+PY
+if python3 -c "import matplotlib" 2>/dev/null; then
+  expect 0 "wrote .*report.md" -- python3 "$report" --samples "$tmp/samples.json" --evaluate "$tmp/eval.json" \
+    --out "$tmp/report"
+  grep -q "^| 2 | tuning.json | 11 |" "$tmp/report/report.md" || fail "report: choice-quality row"
+  [ -s "$tmp/report/lanes.png" ] || fail "report: no lanes.png"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "every check passed"

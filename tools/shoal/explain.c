@@ -1,0 +1,93 @@
+/* shoal explain: what the planner would do with one call, and why. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "shoal_cli.h"
+
+static int fail(const char *msg, const char *arg)
+{
+    fprintf(stderr, "shoal explain: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    return 2;
+}
+
+int explain_main(int argc, char **argv)
+{
+    if (argc < 3)
+        return fail("usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--lanes LIST] [--window BYTES]", NULL);
+    int coll = core_coll_from_name(argv[1]);
+    if (coll < 0 || coll == CORE_COLL_GATHERV || coll == CORE_COLL_SCATTERV || coll == CORE_COLL_ALLGATHERV ||
+        coll == CORE_COLL_ALLTOALLV)
+        return fail("not a collective shoal plans by size (barrier bcast reduce allreduce gather allgather scatter "
+                    "alltoall reduce_scatter_block)",
+                    argv[1]);
+    size_t bytes;
+    if (!core_parse_size(argv[2], &bytes))
+        return fail("not a size", argv[2]);
+    plan_query q = {.coll = (core_coll)coll, .bytes = bytes, .n = 2, .window = 128 * 1024,
+                    .usable = {true, true, true}};
+    int ppn = 0;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "-np") && i + 1 < argc) {
+            q.n = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--ppn") && i + 1 < argc) {
+            ppn = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--window") && i + 1 < argc) {
+            if (!core_parse_size(argv[++i], &q.window))
+                return fail("--window needs a size", argv[i]);
+        } else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
+            const char *list = argv[++i];
+            for (int l = 0; l < LANE_COUNT; l++)
+                q.usable[l] = strstr(list, plan_lane_name((lane_id)l)) != NULL;
+        } else {
+            return fail("unknown option", argv[i]);
+        }
+    }
+    if (q.n < 1)
+        return fail("-np must be at least 1", NULL);
+    q.ppn = ppn > q.n ? ppn : q.n;
+
+    const plan_model *m = plan_model_get();
+    printf("%s of %zu bytes on %d ranks (%d processes of the node moving data at once)\n", argv[1], bytes, q.n,
+           q.ppn);
+    printf("figures: %s%s%s\n", m->source, m->machine[0] ? ", measured on " : "", m->machine);
+    const core_config *cfg = core_config_get();
+    if (cfg->lanes[0] || cfg->algo[0])
+        printf("forced: SHOAL_LANES=%s SHOAL_ALGO=%s\n", cfg->lanes, cfg->algo);
+
+    plan_candidate c[64];
+    int k = plan_candidates(&q, c, 64);
+    if (k == 0) {
+        printf("no candidate: no usable lane\n");
+        return 1;
+    }
+    printf("\n  %-10s %-6s %6s %8s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)",
+           "factor", "modelled (us)");
+    for (int i = 0; i < k; i++) {
+        bool tree = c[i].algo == PLAN_BCAST_TREE;
+        char fanout[16] = "", chunk[32] = "";
+        if (tree) {
+            snprintf(fanout, sizeof fanout, "%d", c[i].fanout);
+            snprintf(chunk, sizeof chunk, "%zuK", c[i].chunk >> 10);
+        }
+        printf("%c %-10s %-6s %6s %8s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
+               plan_algo_name(c[i].algo), plan_lane_name(c[i].lane), fanout, chunk, c[i].formula_ns / 1e3,
+               c[i].factor, c[i].ns / 1e3, c[i].excluded ? "   excluded by " : "",
+               c[i].excluded ? c[i].excluded : "");
+    }
+    if (c[0].excluded) {
+        printf("\nevery candidate is excluded\n");
+        return 1;
+    }
+    int next = 1;
+    while (next < k && (c[next].excluded || (c[next].algo == c[0].algo && c[next].lane == c[0].lane)))
+        next++;
+    printf("\nchosen: %s over %s, modelled %.3f us: the cheapest of %d candidates", plan_algo_name(c[0].algo),
+           plan_lane_name(c[0].lane), c[0].ns / 1e3, k);
+    if (next < k)
+        printf("; the next, %s over %s, is modelled %.2fx slower", plan_algo_name(c[next].algo),
+               plan_lane_name(c[next].lane), c[next].ns / c[0].ns);
+    printf(".\n");
+    return 0;
+}

@@ -1,0 +1,151 @@
+#include "measure.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+const core_coll measure_colls[] = {
+    CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE,           CORE_COLL_GATHER,
+    CORE_COLL_ALLGATHER, CORE_COLL_SCATTER, CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK,
+};
+const int measure_ncolls = (int)(sizeof measure_colls / sizeof measure_colls[0]);
+
+_Noreturn void measure_fail(const char *fmt, ...)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "shoal: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n");
+        va_end(ap);
+    }
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Per-iteration time of `iters` calls, the slowest rank's. */
+static double timed_batch(measure_fn fn, void *arg, long iters)
+{
+    PMPI_Barrier(MPI_COMM_WORLD);
+    uint64_t t0 = core_now_ns();
+    for (long i = 0; i < iters; i++)
+        fn(arg);
+    double mine = (double)(core_now_ns() - t0) / (double)iters, slowest = 0;
+    PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg)
+{
+    double probe = timed_batch(fn, arg, 2);
+    long iters = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
+    if (iters < 1)
+        iters = 1;
+    if (iters > 20000)
+        iters = 20000;
+    double t[64];
+    int nb = o->batches < 1 ? 1 : o->batches > 64 ? 64 : o->batches;
+    for (int b = 0; b < nb; b++)
+        t[b] = timed_batch(fn, arg, iters);
+    return median_of(t, nb);
+}
+
+void measure_force(const char *algo_spec, const char *lane)
+{
+    if (algo_spec && *algo_spec)
+        setenv("SHOAL_ALGO", algo_spec, 1);
+    else
+        unsetenv("SHOAL_ALGO");
+    if (lane && *lane)
+        setenv("SHOAL_LANES", lane, 1);
+    else
+        unsetenv("SHOAL_LANES");
+    core_config_reload();
+}
+
+void coll_buffers_reserve(coll_buffers *b, size_t bytes, int n)
+{
+    size_t need = bytes * (size_t)n + 64;
+    if (need <= b->size)
+        return;
+    coll_buffers_free(b);
+    b->send = malloc(need);
+    b->recv = malloc(need);
+    if (!b->send || !b->recv)
+        measure_fail("out of memory for %zu-byte buffers", need);
+    /* Small floats: sums stay exact and finite whatever the repetitions. */
+    float *f = (float *)b->send;
+    for (size_t i = 0; i < need / sizeof(float); i++)
+        f[i] = (float)(i % 7);
+    memset(b->recv, 0, need);
+    b->size = need;
+}
+
+void coll_buffers_free(coll_buffers *b)
+{
+    free(b->send);
+    free(b->recv);
+    *b = (coll_buffers){0};
+}
+
+void run_collective(core_coll coll, size_t bytes, coll_buffers *b)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int floats = (int)(bytes / sizeof(float)), nbytes = (int)bytes;
+    switch (coll) {
+    case CORE_COLL_BARRIER: MPI_Barrier(w); break;
+    case CORE_COLL_BCAST: MPI_Bcast(b->send, nbytes, MPI_BYTE, 0, w); break;
+    case CORE_COLL_REDUCE: MPI_Reduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, 0, w); break;
+    case CORE_COLL_ALLREDUCE: MPI_Allreduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, w); break;
+    case CORE_COLL_GATHER: MPI_Gather(b->send, nbytes, MPI_BYTE, b->recv, nbytes, MPI_BYTE, 0, w); break;
+    case CORE_COLL_ALLGATHER: MPI_Allgather(b->send, nbytes, MPI_BYTE, b->recv, nbytes, MPI_BYTE, w); break;
+    case CORE_COLL_SCATTER: MPI_Scatter(b->send, nbytes, MPI_BYTE, b->recv, nbytes, MPI_BYTE, 0, w); break;
+    case CORE_COLL_ALLTOALL: MPI_Alltoall(b->send, nbytes, MPI_BYTE, b->recv, nbytes, MPI_BYTE, w); break;
+    case CORE_COLL_REDUCE_SCATTER_BLOCK:
+        MPI_Reduce_scatter_block(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, w);
+        break;
+    default: measure_fail("internal: %s is not measured", core_coll_name(coll));
+    }
+}
+
+plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)
+{
+    const coll_team *t = &sc->team;
+    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .window = t->lane.stage_size};
+    for (int l = 0; l < LANE_COUNT; l++)
+        q.usable[l] = t->lanes[l] != NULL;
+    return q;
+}
+
+int distinct_candidates(const plan_query *q, plan_candidate *out, int max)
+{
+    plan_candidate all[64];
+    int k = plan_candidates(q, all, 64), d = 0;
+    for (int i = 0; i < k; i++) {
+        bool seen = false;
+        for (int j = 0; j < d; j++)
+            seen = seen || (out[j].algo == all[i].algo && out[j].lane == all[i].lane);
+        /* Pushing is gather's single-copy variant only where the lane can put. */
+        if (!seen && d < max && !(all[i].algo == PLAN_MOVE_PUSH && all[i].lane != LANE_CMA))
+            out[d++] = all[i];
+    }
+    return d;
+}

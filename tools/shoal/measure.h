@@ -1,0 +1,57 @@
+/* What shoal tune and shoal evaluate share: timing on every rank alike,
+ * forcing a choice, running one collective through shoal's MPI entry points.
+ * Every function here is collective over MPI_COMM_WORLD unless it says not. */
+#ifndef SHOAL_CLI_MEASURE_H
+#define SHOAL_CLI_MEASURE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan.h"
+#include "shim.h"
+
+typedef struct measure_opts {
+    int batches;        /* timed batches per point; the median is kept */
+    double batch_ns;    /* aimed length of one batch */
+} measure_opts;
+
+/* Times fn: batches of iterations, all ranks starting together; one batch's
+ * time per iteration is the slowest rank's. Returns the median over batches,
+ * alike on every rank. fn runs at least twice untimed first. */
+typedef void (*measure_fn)(void *arg);
+double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg);
+
+/* SHOAL_ALGO / SHOAL_LANES for the next calls (NULL or "" clears). */
+void measure_force(const char *algo_spec, const char *lane);
+
+/* Buffers large enough for one collective of `bytes` per rank on n ranks. */
+typedef struct coll_buffers {
+    char *send, *recv;
+    size_t size;
+} coll_buffers;
+void coll_buffers_reserve(coll_buffers *b, size_t bytes, int n);
+void coll_buffers_free(coll_buffers *b);
+
+/* One call of coll with the planner's per-rank payload `bytes` (reductions:
+ * floats summed, bytes rounded down to whole floats), through MPI_* so that
+ * it takes shoal's path. Root 0. */
+void run_collective(core_coll coll, size_t bytes, coll_buffers *b);
+
+/* The collectives that shoal plans by size. */
+extern const core_coll measure_colls[];
+extern const int measure_ncolls;
+
+/* The query the planner gets for coll on MPI_COMM_WORLD's team. */
+plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes);
+
+/* The distinct (algorithm, lane) pairs among q's candidates; returns how many. */
+int distinct_candidates(const plan_query *q, plan_candidate *out, int max);
+
+/* Median of v[0..n) (reorders v). */
+double median_of(double *v, int n);
+
+/* A world-wide fatal error, printed once by rank 0. */
+_Noreturn void measure_fail(const char *fmt, ...);
+
+#endif

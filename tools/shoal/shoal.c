@@ -1,0 +1,40 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "shoal_cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: shoal COMMAND [options]\n\n"
+            "  explain COLLECTIVE SIZE [-np N] [--ppn P] [--lanes cells,cma,host] [--window BYTES]\n"
+            "        every candidate (algorithm, lane) the planner prices for the call, its\n"
+            "        modelled time, which one is chosen and why. No MPI needed.\n"
+            "  tune [-o FILE] [--quick] [--samples FILE]        (under mpirun, np >= 2)\n"
+            "        measures the lanes on this machine (per size, per number of processes\n"
+            "        moving data at once), fits the cost model, checks the fit, calibrates the\n"
+            "        algorithm formulas, and writes the tuning file the library reads\n"
+            "        (default: $SHOAL_TUNING_FILE, else $XDG_CACHE_HOME/shoal/tuning.json).\n"
+            "  evaluate [--json FILE] [-m MIN:MAX] [--colls LIST]   (under mpirun)\n"
+            "        measures every candidate of every collective over a grid of sizes and\n"
+            "        records which the planner chose: the data of the choice-quality report.\n\n"
+            "Collectives: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
+            "reduce_scatter_block. Sizes like 4096, 64K, 4M.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "explain"))
+        return explain_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "tune"))
+        return tune_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "evaluate"))
+        return evaluate_main(argc - 1, argv + 1);
+    fprintf(stderr, "shoal: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,467 @@
+/* shoal tune: measures this machine, fits the cost model, calibrates the
+ * algorithm formulas and writes the tuning file.
+ *
+ *   1. one core's copy and reduction bandwidth;
+ *   2. synchronisation: a flat barrier between two ranks, and among all;
+ *   3. every usable lane: one rank reads from another, sizes over the lane's
+ *      range, with 1, 2, 4 ... up to all ranks moving data at once (pairs of
+ *      ranks exchanging); fitted per lane (src/planner/plan_fit.h);
+ *   4. every candidate (algorithm, lane) of every collective, forced, at a
+ *      few sizes per size class: measured over modelled is its calibration
+ *      factor (geometric mean over the class's sizes).
+ * Rank 0 computes the model and gives it to all, so every rank plans alike. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure.h"
+#include "plan_fit.h"
+#include "shoal_cli.h"
+
+#define MAX_SAMPLES 512
+#define MAX_CALIB 1024
+
+typedef struct lane_sample {
+    lane_id lane;
+    plan_sample s;
+} lane_sample;
+
+typedef struct calib_point {
+    char key[48];
+    size_t bytes;
+    double measured_ns, formula_ns;
+} calib_point;
+
+typedef struct tuner {
+    measure_opts mo;
+    bool quick;
+    int size, rank;
+    shim_comm *world;    /* MPI_COMM_WORLD's team */
+    shim_comm *pair;     /* my pair's team, NULL for an odd rank out */
+    int pair_index;      /* rank / 2 */
+    bool usable[LANE_COUNT];
+    lane_sample samples[MAX_SAMPLES];
+    int nsamples;
+    calib_point calib[MAX_CALIB];
+    int ncalib;
+} tuner;
+
+/* ---- one core ---- */
+
+typedef struct copy_arg {
+    char *a, *b;
+    size_t len;
+    core_reduce_fn kernel;
+} copy_arg;
+
+static void copy_once(void *p)
+{
+    copy_arg *c = p;
+    memcpy(c->b, c->a, c->len);
+}
+
+static void reduce_once(void *p)
+{
+    copy_arg *c = p;
+    c->kernel(c->b, c->a, c->b, c->len / sizeof(float));
+}
+
+/* Bytes per ns of fn on blocks of PLAN_REDUCE_BLOCK bytes, in cache, as the
+ * algorithms use them. */
+static double core_rate(tuner *tn, measure_fn fn)
+{
+    size_t len = PLAN_REDUCE_BLOCK;
+    /* Rank 0 alone: one core's rate, even when ranks outnumber cores. */
+    copy_arg c = {malloc(len), malloc(len), tn->rank == 0 ? len : 0, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
+    if (!c.a || !c.b)
+        measure_fail("out of memory");
+    memset(c.a, 0, len);
+    memset(c.b, 0, len);
+    double ns = measure_median_ns(&tn->mo, fn, &c);
+    free(c.a);
+    free(c.b);
+    return ns > 0 ? (double)len / ns : 10;
+}
+
+/* ---- synchronisation ---- */
+
+typedef struct team_arg {
+    coll_team *t;     /* NULL: this rank sits out */
+} team_arg;
+
+static void barrier_once(void *p)
+{
+    team_arg *a = p;
+    if (a->t)
+        coll_barrier(a->t);
+}
+
+/* ---- lanes ---- */
+
+typedef struct exchange_arg {
+    coll_team *t; /* NULL: this rank sits out */
+    lane_id lane;
+    int peer;
+    char *send, *recv; /* recv NULL: this rank only exposes */
+    size_t len;
+} exchange_arg;
+
+static void exchange_once(void *p)
+{
+    exchange_arg *a = p;
+    if (a->t)
+        coll_exchange(a->t, a->lane, a->peer, a->send, a->recv, a->len);
+}
+
+/* Time of one transfer of len bytes on lane with `movers` ranks reading at
+ * once: movers 1 is one way within pair 0, else movers/2 pairs both ways. */
+static double lane_time(tuner *tn, lane_id lane, size_t len, int movers, char *send, char *recv)
+{
+    exchange_arg a = {0};
+    int pairs = movers == 1 ? 1 : movers / 2;
+    if (tn->pair && tn->pair_index < pairs) {
+        a = (exchange_arg){&tn->pair->team, lane, 1 - tn->pair->rank, send, recv, len};
+        if (movers == 1 && tn->pair->rank == 0)
+            a.recv = NULL;
+    }
+    return measure_median_ns(&tn->mo, exchange_once, &a);
+}
+
+static void add_sample(tuner *tn, lane_id lane, size_t bytes, int movers, double ns)
+{
+    if (tn->nsamples < MAX_SAMPLES)
+        tn->samples[tn->nsamples++] = (lane_sample){lane, {(double)bytes, movers, ns}};
+}
+
+static int lane_sizes(const tuner *tn, lane_id lane, size_t window, size_t *out)
+{
+    static const size_t cells_sizes[] = {64, 256, 1024, 4096, 16384, 65536};
+    static const size_t cma_sizes[] = {4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
+    static const size_t host_sizes[] = {256, 4096, 65536, 262144, 1 << 20, 4 << 20};
+    const size_t *src = lane == LANE_CELLS ? cells_sizes : lane == LANE_CMA ? cma_sizes : host_sizes;
+    int k = 0;
+    for (int i = 0; i < 6; i++)
+        if (!tn->quick || i % 2 == 1)
+            out[k++] = src[i];
+    if (lane == LANE_CELLS) /* its largest single-round transfer */
+        out[k++] = window / CORE_CACHELINE * CORE_CACHELINE;
+    return k;
+}
+
+static void measure_lanes(tuner *tn, plan_model *m)
+{
+    int movers[16], nm = 0;
+    for (int k = 1; k <= tn->size && nm < 16; k *= 2)
+        movers[nm++] = k;
+    if (tn->size % 2 == 0 && movers[nm - 1] != tn->size && nm < 16)
+        movers[nm++] = tn->size;
+    if (tn->size % 2)
+        nm -= movers[nm - 1] == tn->size; /* an odd rank out cannot pair */
+
+    size_t window = tn->pair ? tn->pair->team.lane.stage_size : 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &window, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
+    size_t biggest = 4 << 20;
+    char *send = malloc(biggest), *recv = malloc(biggest);
+    if (!send || !recv)
+        measure_fail("out of memory");
+    memset(send, 1, biggest);
+    memset(recv, 0, biggest);
+
+    for (int l = 0; l < LANE_COUNT; l++) {
+        if (!tn->usable[l])
+            continue;
+        double latency = lane_time(tn, (lane_id)l, 8, 1, send, recv);
+        size_t sizes[8];
+        int ns = lane_sizes(tn, (lane_id)l, window, sizes);
+        int first = tn->nsamples;
+        for (int k = 0; k < nm; k++)
+            for (int i = 0; i < ns; i++)
+                add_sample(tn, (lane_id)l, sizes[i], movers[k],
+                           lane_time(tn, (lane_id)l, sizes[i], movers[k], send, recv));
+        plan_sample fit[MAX_SAMPLES];
+        int nfit = 0;
+        for (int i = first; i < tn->nsamples; i++)
+            fit[nfit++] = tn->samples[i].s;
+        lane_cost c;
+        double err = plan_fit_lane(fit, nfit, latency, &c);
+        if (tn->rank == 0) {
+            if (err < 0) {
+                printf("  %-5s could not be fitted; keeping its defaults\n", plan_lane_name((lane_id)l));
+                continue;
+            }
+            printf("  %-5s latency %.0f ns, overhead %.0f ns, set-up %.4f ns/B, bandwidth %.2f + %.2f/ppn GB/s"
+                   " (fit: %.1f%% rms)%s\n",
+                   plan_lane_name((lane_id)l), c.latency_ns, c.overhead_ns, c.per_byte_ns, c.bw_dedicated,
+                   c.bw_shared, 100 * err, err > 0.25 ? "  <- poor fit: timings were noisy" : "");
+        }
+        if (err >= 0) {
+            m->lane[l] = c;
+            m->fit_error[l] = err;
+        }
+    }
+    free(send);
+    free(recv);
+}
+
+/* ---- calibration ---- */
+
+typedef struct coll_arg {
+    core_coll coll;
+    size_t bytes;
+    coll_buffers *b;
+} coll_arg;
+
+static void coll_once(void *p)
+{
+    coll_arg *a = p;
+    run_collective(a->coll, a->bytes, a->b);
+}
+
+static void force_candidate(core_coll coll, const plan_candidate *c)
+{
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(c->algo));
+    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(c->lane));
+}
+
+static bool ran_as(const plan_candidate *c, core_coll coll)
+{
+    const plan_choice *ch = coll_last_choice();
+    if (!ch || ch->algo != c->algo)
+        return false;
+    return coll == CORE_COLL_BARRIER || ch->lane == c->lane;
+}
+
+static void calibrate(tuner *tn, plan_model *m)
+{
+    static const size_t full[] = {64, 1024, 16384, 131072, 1 << 20, 4 << 20};
+    static const size_t quick[] = {256, 32768, 1 << 20};
+    const size_t *sizes = tn->quick ? quick : full;
+    int nsizes = tn->quick ? 3 : 6;
+    coll_buffers b = {0};
+    coll_buffers_reserve(&b, sizes[nsizes - 1], tn->size);
+
+    for (int ci = 0; ci < measure_ncolls; ci++) {
+        core_coll coll = measure_colls[ci];
+        for (int si = 0; si < nsizes; si++) {
+            size_t bytes = coll == CORE_COLL_BARRIER ? 0 : sizes[si];
+            plan_query q = world_query(tn->world, coll, bytes);
+            plan_candidate cand[32];
+            int k = distinct_candidates(&q, cand, 32);
+            for (int i = 0; i < k; i++) {
+                force_candidate(coll, &cand[i]);
+                coll_arg a = {coll, bytes, &b};
+                run_collective(coll, bytes, &b);
+                bool ok = ran_as(&cand[i], coll);
+                int all_ok = ok;
+                PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                if (!all_ok)
+                    continue;
+                double model = coll_last_choice()->model_ns;
+                double t = measure_median_ns(&tn->mo, coll_once, &a);
+                if (tn->ncalib < MAX_CALIB && model > 0) {
+                    calib_point *p = &tn->calib[tn->ncalib++];
+                    snprintf(p->key, sizeof p->key, "%s/%s/%s/%s", core_coll_name(coll),
+                             plan_algo_name(cand[i].algo), plan_lane_name(cand[i].lane), plan_size_class(bytes));
+                    p->bytes = bytes;
+                    p->measured_ns = t;
+                    p->formula_ns = model;
+                }
+            }
+            if (coll == CORE_COLL_BARRIER)
+                break;
+        }
+    }
+    measure_force(NULL, NULL);
+    coll_buffers_free(&b);
+
+    /* Geometric mean of measured/modelled per key, kept within [1/8, 8]:
+     * beyond that the formula is wrong, not uncalibrated. */
+    for (int i = 0; i < tn->ncalib; i++) {
+        if (plan_model_factor(m, tn->calib[i].key) != 1.0)
+            continue; /* done */
+        double logsum = 0;
+        int n = 0;
+        for (int j = i; j < tn->ncalib; j++)
+            if (!strcmp(tn->calib[j].key, tn->calib[i].key)) {
+                logsum += log(tn->calib[j].measured_ns / tn->calib[j].formula_ns);
+                n++;
+            }
+        double f = exp(logsum / n);
+        f = f < 0.125 ? 0.125 : f > 8 ? 8 : f;
+        if (f == 1.0)
+            f = 1.0 + 1e-9;
+        plan_model_set_factor(m, tn->calib[i].key, f);
+    }
+}
+
+/* ---- output ---- */
+
+static void write_samples(const tuner *tn, const plan_model *m, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "shoal tune: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    char machine[256];
+    plan_machine_description(machine, sizeof machine);
+    fprintf(f, "{\n  \"shoal_tune_samples\": 1,\n  \"machine\": \"%s\",\n  \"np\": %d,\n", machine, tn->size);
+    fprintf(f, "  \"copy_bw\": %.4f, \"reduce_bw\": %.4f, \"sync_ns\": %.2f, \"sync_per_peer_ns\": %.2f,\n",
+            m->copy_bw, m->reduce_bw, m->sync_ns, m->sync_per_peer_ns);
+    fprintf(f, "  \"lanes\": [");
+    for (int i = 0; i < tn->nsamples; i++) {
+        const lane_sample *s = &tn->samples[i];
+        fprintf(f, "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
+                   "\"modelled_ns\": %.1f}",
+                i ? "," : "", plan_lane_name(s->lane), s->s.bytes, s->s.movers, s->s.ns,
+                plan_lane_time(&m->lane[s->lane], s->s.bytes, s->s.movers));
+    }
+    fprintf(f, "\n  ],\n  \"calibration\": [");
+    for (int i = 0; i < tn->ncalib; i++)
+        fprintf(f, "%s\n    {\"key\": \"%s\", \"bytes\": %zu, \"measured_ns\": %.1f, \"formula_ns\": %.1f}",
+                i ? "," : "", tn->calib[i].key, tn->calib[i].bytes, tn->calib[i].measured_ns,
+                tn->calib[i].formula_ns);
+    fprintf(f, "\n  ]\n}\n");
+    fclose(f);
+}
+
+static void usage_error(const char *msg, const char *arg)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--samples FILE]\n",
+                msg, arg ? ": " : "", arg ? arg : "");
+}
+
+static double flat_barrier_ns(tuner *tn, coll_team *t)
+{
+    measure_force("barrier:flat", NULL);
+    team_arg a = {t};
+    double ns = measure_median_ns(&tn->mo, barrier_once, &a);
+    measure_force(NULL, NULL);
+    return ns;
+}
+
+/* Relative rms error of the calibrated model over the calibration points. */
+static double calibrated_error(const tuner *tn, const plan_model *m)
+{
+    double e = 0;
+    for (int i = 0; i < tn->ncalib; i++) {
+        const calib_point *p = &tn->calib[i];
+        double r = (p->formula_ns * plan_model_factor(m, p->key) - p->measured_ns) / p->measured_ns;
+        e += r * r;
+    }
+    return tn->ncalib ? sqrt(e / tn->ncalib) : 0;
+}
+
+int tune_main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    tuner *tn = calloc(1, sizeof *tn);
+    if (!tn)
+        measure_fail("out of memory");
+    PMPI_Comm_size(MPI_COMM_WORLD, &tn->size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &tn->rank);
+    tn->mo = (measure_opts){.batches = 5, .batch_ns = 2e6};
+    const char *out = NULL, *samples = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
+            samples = argv[++i];
+        } else if (!strcmp(argv[i], "--quick")) {
+            tn->quick = true;
+            tn->mo = (measure_opts){.batches = 3, .batch_ns = 5e5};
+        } else {
+            usage_error("unknown option", argv[i]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (tn->size < 2) {
+        usage_error("needs at least 2 ranks on one node (mpirun -np 2 or more)", NULL);
+        MPI_Finalize();
+        return 2;
+    }
+    tn->world = shim_comm_team(MPI_COMM_WORLD);
+    if (!tn->world)
+        measure_fail("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
+                     "nodes, or no shared memory); run it on one node with shoal enabled");
+    tn->pair_index = tn->rank / 2;
+    bool odd_out = tn->size % 2 && tn->rank == tn->size - 1;
+    MPI_Comm pair_comm;
+    PMPI_Comm_split(MPI_COMM_WORLD, odd_out ? MPI_UNDEFINED : tn->pair_index, tn->rank, &pair_comm);
+    if (!odd_out) {
+        tn->pair = shim_comm_team(pair_comm);
+        if (!tn->pair)
+            measure_fail("tune: shoal does not handle a two-rank communicator here");
+    }
+    for (int l = 0; l < LANE_COUNT; l++) {
+        int mine = tn->world->team.lanes[l] && (!tn->pair || tn->pair->team.lanes[l]), all = 0;
+        PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        tn->usable[l] = all;
+    }
+
+    char machine[256];
+    plan_machine_description(machine, sizeof machine);
+    if (tn->rank == 0)
+        printf("shoal tune: %s, %d ranks%s\n", machine, tn->size, tn->quick ? " (quick)" : "");
+
+    plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = core_rate(tn, copy_once);
+    m.reduce_bw = core_rate(tn, reduce_once);
+    m.sync_ns = flat_barrier_ns(tn, tn->pair && tn->pair_index == 0 ? &tn->pair->team : NULL);
+    if (tn->size > 2) {
+        double all = flat_barrier_ns(tn, &tn->world->team);
+        m.sync_per_peer_ns = all > m.sync_ns ? (all - m.sync_ns) / (tn->size - 2) : 0;
+    }
+    if (tn->rank == 0)
+        printf("  core  copy %.2f GB/s, float sum %.2f GB/s; sync %.0f ns + %.0f ns per extra rank\n", m.copy_bw,
+               m.reduce_bw, m.sync_ns, m.sync_per_peer_ns);
+    measure_lanes(tn, &m);
+    /* Every rank saw the same (reduced) timings; rank 0's model is the law. */
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+    plan_model_use(&m);
+
+    calibrate(tn, &m);
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+    plan_model_use(&m);
+
+    int rc = 0;
+    if (tn->rank == 0) {
+        double before = 0;
+        for (int i = 0; i < tn->ncalib; i++) {
+            double r = (tn->calib[i].formula_ns - tn->calib[i].measured_ns) / tn->calib[i].measured_ns;
+            before += r * r;
+        }
+        before = tn->ncalib ? sqrt(before / tn->ncalib) : 0;
+        printf("  calibration: %d factors from %d timed collectives; model error %.0f%% rms before, %.0f%% after\n",
+               m.nfactors, tn->ncalib, 100 * before, 100 * calibrated_error(tn, &m));
+        char path[512];
+        if (out)
+            snprintf(path, sizeof path, "%s", out);
+        else
+            plan_tuning_path(path, sizeof path);
+        int err = plan_model_save(&m, path);
+        if (err) {
+            fprintf(stderr, "shoal tune: cannot write %s: %s\n", path, strerror(err));
+            rc = 1;
+        } else {
+            printf("wrote %s%s\n", path,
+                   out && !getenv("SHOAL_TUNING_FILE") ? " (set SHOAL_TUNING_FILE to it for the library to read it)"
+                                                        : "");
+        }
+        if (samples)
+            write_samples(tn, &m, samples);
+    }
+    if (pair_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&pair_comm);
+    free(tn);
+    MPI_Finalize();
+    return rc;
+}
