@@ -238,9 +238,40 @@ static int forced_lane(const plan_query *q)
 
 /* ---- enumeration ---- */
 
-static void key_of(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes)
+/* Team sizes are calibrated in powers of two: the smallest one >= n. */
+static int team_bucket(int n)
 {
-    snprintf(buf, len, "%s/%s/%s/%s", core_coll_name(c), algo_names[a], lane_names[l], plan_size_class(bytes));
+    int b = 2;
+    while (b < n && b < 1024)
+        b *= 2;
+    return b;
+}
+
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+{
+    snprintf(buf, len, "%s/%s/%s/%s/n%d", core_coll_name(c), algo_names[a], lane_names[l], plan_size_class(bytes),
+             team_bucket(n));
+}
+
+/* The factor measured for the team size closest below n, else closest above. */
+static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+{
+    if (m->nfactors == 0)
+        return 1.0;
+    char key[64];
+    double f;
+    int own = team_bucket(n);
+    for (int b = own; b >= 2; b /= 2) {
+        plan_factor_key(key, sizeof key, c, a, l, bytes, b);
+        if (plan_model_find_factor(m, key, &f))
+            return f;
+    }
+    for (int b = own * 2; b <= 1024; b *= 2) {
+        plan_factor_key(key, sizeof key, c, a, l, bytes, b);
+        if (plan_model_find_factor(m, key, &f))
+            return f;
+    }
+    return 1.0;
 }
 
 static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
@@ -262,12 +293,10 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
             for (int f = 0; f < nfan; f++)
                 for (int c = 0; c < nchunk && k < max; c++) {
                     plan_candidate *cand = &out[k++];
-                    char key[64];
-                    key_of(key, sizeof key, q->coll, o[i].algo, (lane_id)l, q->bytes);
                     *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .fanout = fanouts[f],
                                              .chunk = chunks[c]};
                     cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
-                    cand->factor = plan_model_factor(p.m, key);
+                    cand->factor = factor_for(p.m, q->coll, o[i].algo, (lane_id)l, q->bytes, q->n);
                     cand->ns = cand->formula_ns * cand->factor;
                     if (want_lane >= 0 && l != want_lane && !no_lane)
                         cand->excluded = "SHOAL_LANES";

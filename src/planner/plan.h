@@ -79,6 +79,11 @@ typedef struct plan_candidate {
     const char *excluded; /* why it may not be chosen (forced choices), or NULL */
 } plan_candidate;
 
+/* The tuning file's key for a calibration factor: collective, algorithm,
+ * lane, size class of bytes, and team size n rounded up to a power of two.
+ * The planner uses the factor of the nearest calibrated team size. */
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n);
+
 /* Every candidate for q, cheapest allowed first; returns how many (<= max). */
 int plan_candidates(const plan_query *q, plan_candidate *out, int max);
 

@@ -80,6 +80,9 @@ double plan_fit_lane(const plan_sample *samples, int count, double latency_ns, l
             ks[m++] = samples[i].movers;
     }
     double slope[MAX_MOVERS], intercept = 0;
+    int kmin = m ? ks[0] : 0;
+    for (int j = 1; j < m; j++)
+        kmin = ks[j] < kmin ? ks[j] : kmin;
     double *x = malloc(sizeof(double) * (size_t)count), *y = malloc(sizeof(double) * (size_t)count);
     double *w = malloc(sizeof(double) * (size_t)count);
     if (!x || !y || !w || m == 0) {
@@ -100,7 +103,10 @@ double plan_fit_lane(const plan_sample *samples, int count, double latency_ns, l
             return -1;
         }
         slope[j] = b;
-        intercept += a / m;
+        /* The fixed cost is a handoff between two ranks: taken where the
+         * fewest move at once, before sharing cores or caches inflates it. */
+        if (ks[j] == kmin)
+            intercept = a;
     }
     free(x), free(y), free(w);
 

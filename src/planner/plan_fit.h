@@ -4,7 +4,8 @@
  * line t = a + s * bytes, in relative terms (times span decades, and the
  * small ones matter as much as the large); then the slopes, s_k = g + 1 / (bw_dedicated +
  * bw_shared / k), give the per-byte set-up g and the two bandwidths (a grid
- * over g, least squares for the bandwidths, both kept non-negative). With a
+ * over g, least squares for the bandwidths, both kept non-negative); the
+ * intercept at the smallest k gives the fixed cost. With a
  * single k the shared part cannot be told from the dedicated one and is 0. */
 #ifndef SHOAL_PLAN_FIT_H
 #define SHOAL_PLAN_FIT_H

@@ -33,25 +33,52 @@ double plan_lane_time(const lane_cost *c, double bytes, int ppn)
     return c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + (bw > 0 ? bytes / bw : 0);
 }
 
+/* Index of key in the sorted factors, or where it would go (negated - 1). */
+static int factor_index(const plan_model *m, const char *key)
+{
+    int lo = 0, hi = m->nfactors - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(m->factors[mid].key, key);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -lo - 1;
+}
+
+bool plan_model_find_factor(const plan_model *m, const char *key, double *factor)
+{
+    int i = factor_index(m, key);
+    if (i < 0)
+        return false;
+    *factor = m->factors[i].factor;
+    return true;
+}
+
 double plan_model_factor(const plan_model *m, const char *key)
 {
-    for (int i = 0; i < m->nfactors; i++)
-        if (!strcmp(m->factors[i].key, key))
-            return m->factors[i].factor;
-    return 1.0;
+    double f = 1.0;
+    plan_model_find_factor(m, key, &f);
+    return f;
 }
 
 void plan_model_set_factor(plan_model *m, const char *key, double factor)
 {
-    for (int i = 0; i < m->nfactors; i++)
-        if (!strcmp(m->factors[i].key, key)) {
-            m->factors[i].factor = factor;
-            return;
-        }
-    if (m->nfactors < PLAN_MAX_FACTORS) {
-        snprintf(m->factors[m->nfactors].key, sizeof m->factors[0].key, "%s", key);
-        m->factors[m->nfactors++].factor = factor;
+    int i = factor_index(m, key);
+    if (i >= 0) {
+        m->factors[i].factor = factor;
+        return;
     }
+    if (m->nfactors >= PLAN_MAX_FACTORS || strlen(key) >= sizeof m->factors[0].key)
+        return;
+    i = -i - 1;
+    memmove(&m->factors[i + 1], &m->factors[i], (size_t)(m->nfactors - i) * sizeof m->factors[0]);
+    snprintf(m->factors[i].key, sizeof m->factors[i].key, "%s", key);
+    m->factors[i].factor = factor;
+    m->nfactors++;
 }
 
 void plan_machine_description(char *buf, size_t len)

@@ -6,8 +6,8 @@
  * and the machine adds a few figures of its own: the time for a post to be
  * seen by a waiting rank, the copy and reduction bandwidths of one core.
  * Algorithm formulas (plan.c) combine these; a calibration factor per
- * (collective, algorithm, lane), measured by `shoal tune`, corrects what the
- * formulas leave out.
+ * (collective, algorithm, lane, size class, team size), measured by
+ * `shoal tune`, corrects what the formulas leave out.
  *
  * The figures come from the tuning file ($SHOAL_TUNING_FILE, else
  * $XDG_CACHE_HOME/shoal/tuning.json, else ~/.cache/shoal/tuning.json), or
@@ -22,11 +22,11 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 1
-#define PLAN_MAX_FACTORS 256
+#define PLAN_TUNING_VERSION 2
+#define PLAN_MAX_FACTORS 512
 
 typedef struct plan_factor {
-    char key[48];   /* "allreduce/sliced/cma/large" */
+    char key[64];   /* "allreduce/sliced/cma/large/n4" (plan_factor_key) */
     double factor;  /* measured / modelled */
 } plan_factor;
 
@@ -36,7 +36,7 @@ typedef struct plan_model {
     double sync_per_peer_ns;  /* more per extra rank waited for */
     double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
     double reduce_bw;         /* reduction output, bytes per ns, one core */
-    plan_factor factors[PLAN_MAX_FACTORS];
+    plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
     double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */
     char source[256];         /* "built-in defaults" or the file's path */
@@ -72,6 +72,8 @@ void plan_tuning_path(char *buf, size_t len);
 double plan_lane_time(const lane_cost *c, double bytes, int ppn);
 /* The calibration factor for key, 1 when none was measured. */
 double plan_model_factor(const plan_model *m, const char *key);
+/* The same, saying whether one was measured. */
+bool plan_model_find_factor(const plan_model *m, const char *key, double *factor);
 void plan_model_set_factor(plan_model *m, const char *key, double factor);
 
 #endif

@@ -40,7 +40,7 @@ expect 0 "wrote $tmp/tuning.json" -- "${launch[@]}" -np 2 "$shoal" tune --quick 
 python3 - "$tmp/tuning.json" "$tmp/samples.json" <<'PY' || fail "the tuning file or the samples are not as written"
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert t["shoal_tuning"] == 1, "version"
+assert t["shoal_tuning"] == 2, "version"
 for lane in ("cells", "cma", "host"):
     c = t["lanes"][lane]
     assert c["latency_ns"] > 0 and c["bw_dedicated"] + c["bw_shared"] > 0, lane

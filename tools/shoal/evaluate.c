@@ -19,7 +19,7 @@ typedef struct coll_arg {
 static void coll_once(void *p)
 {
     coll_arg *a = p;
-    run_collective(a->coll, a->bytes, a->b);
+    run_collective(MPI_COMM_WORLD, a->coll, a->bytes, a->b);
 }
 
 static bool wanted(const char *list, core_coll c)
@@ -130,7 +130,7 @@ int evaluate_main(int argc, char **argv)
                 char spec[96];
                 snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(cand[i].algo));
                 measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(cand[i].lane));
-                run_collective(coll, payload, &b);
+                run_collective(MPI_COMM_WORLD, coll, payload, &b);
                 const plan_choice *ran = coll_last_choice();
                 int ok = ran && ran->algo == cand[i].algo && (coll == CORE_COLL_BARRIER || ran->lane == cand[i].lane);
                 int all_ok = 0;
@@ -138,7 +138,7 @@ int evaluate_main(int argc, char **argv)
                 if (!all_ok)
                     continue;
                 coll_arg a = {coll, payload, &b};
-                double t = measure_median_ns(&mo, coll_once, &a);
+                double t = measure_median_ns(&mo, coll_once, &a, true);
                 if (rank == 0)
                     fprintf(f, "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
                                "\"modelled_ns\": %.1f}",

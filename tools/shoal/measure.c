@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
 
@@ -41,21 +42,39 @@ double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Per-iteration time of `iters` calls, the slowest rank's. */
-static double timed_batch(measure_fn fn, void *arg, long iters)
+/* Completes a world-wide request; polling while this rank is measured,
+ * sleeping 20 us between tests while it sits out. */
+static void complete(MPI_Request *req, bool polite)
 {
-    PMPI_Barrier(MPI_COMM_WORLD);
+    int done = 0;
+    struct timespec nap = {0, 20000};
+    for (;;) {
+        PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        if (polite)
+            nanosleep(&nap, NULL);
+    }
+}
+
+/* Per-iteration time of `iters` calls, the slowest rank's. */
+static double timed_batch(measure_fn fn, void *arg, long iters, bool active)
+{
+    MPI_Request req;
+    PMPI_Ibarrier(MPI_COMM_WORLD, &req);
+    complete(&req, false);
     uint64_t t0 = core_now_ns();
-    for (long i = 0; i < iters; i++)
+    for (long i = 0; active && i < iters; i++)
         fn(arg);
-    double mine = (double)(core_now_ns() - t0) / (double)iters, slowest = 0;
-    PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double mine = active ? (double)(core_now_ns() - t0) / (double)iters : 0, slowest = 0;
+    PMPI_Iallreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req);
+    complete(&req, !active);
     return slowest;
 }
 
-double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg)
+double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active)
 {
-    double probe = timed_batch(fn, arg, 2);
+    double probe = timed_batch(fn, arg, 2, active);
     long iters = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
     if (iters < 1)
         iters = 1;
@@ -64,7 +83,7 @@ double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg)
     double t[64];
     int nb = o->batches < 1 ? 1 : o->batches > 64 ? 64 : o->batches;
     for (int b = 0; b < nb; b++)
-        t[b] = timed_batch(fn, arg, iters);
+        t[b] = timed_batch(fn, arg, iters, active);
     return median_of(t, nb);
 }
 
@@ -106,9 +125,10 @@ void coll_buffers_free(coll_buffers *b)
     *b = (coll_buffers){0};
 }
 
-void run_collective(core_coll coll, size_t bytes, coll_buffers *b)
+void run_collective(MPI_Comm w, core_coll coll, size_t bytes, coll_buffers *b)
 {
-    MPI_Comm w = MPI_COMM_WORLD;
+    if (w == MPI_COMM_NULL)
+        return;
     int floats = (int)(bytes / sizeof(float)), nbytes = (int)bytes;
     switch (coll) {
     case CORE_COLL_BARRIER: MPI_Barrier(w); break;

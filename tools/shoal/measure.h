@@ -18,9 +18,11 @@ typedef struct measure_opts {
 
 /* Times fn: batches of iterations, all ranks starting together; one batch's
  * time per iteration is the slowest rank's. Returns the median over batches,
- * alike on every rank. fn runs at least twice untimed first. */
+ * alike on every rank. fn runs twice first to size the batches. Ranks that
+ * are not active sit out: they never call fn, and wait asleep rather than
+ * polling, so that with more ranks than cores the cores go to the measured. */
 typedef void (*measure_fn)(void *arg);
-double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg);
+double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active);
 
 /* SHOAL_ALGO / SHOAL_LANES for the next calls (NULL or "" clears). */
 void measure_force(const char *algo_spec, const char *lane);
@@ -33,16 +35,16 @@ typedef struct coll_buffers {
 void coll_buffers_reserve(coll_buffers *b, size_t bytes, int n);
 void coll_buffers_free(coll_buffers *b);
 
-/* One call of coll with the planner's per-rank payload `bytes` (reductions:
- * floats summed, bytes rounded down to whole floats), through MPI_* so that
- * it takes shoal's path. Root 0. */
-void run_collective(core_coll coll, size_t bytes, coll_buffers *b);
+/* One call of coll on comm with the planner's per-rank payload `bytes`
+ * (reductions: floats summed, bytes rounded down to whole floats), through
+ * MPI_* so that it takes shoal's path. Root 0. Nothing on MPI_COMM_NULL. */
+void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b);
 
 /* The collectives that shoal plans by size. */
 extern const core_coll measure_colls[];
 extern const int measure_ncolls;
 
-/* The query the planner gets for coll on MPI_COMM_WORLD's team. */
+/* The query the planner gets for coll on the team of sc. */
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes);
 
 /* The distinct (algorithm, lane) pairs among q's candidates; returns how many. */

@@ -21,7 +21,7 @@
 #include "shoal_cli.h"
 
 #define MAX_SAMPLES 512
-#define MAX_CALIB 1024
+#define MAX_CALIB 4096
 
 typedef struct lane_sample {
     lane_id lane;
@@ -29,7 +29,7 @@ typedef struct lane_sample {
 } lane_sample;
 
 typedef struct calib_point {
-    char key[48];
+    char key[64];
     size_t bytes;
     double measured_ns, formula_ns;
 } calib_point;
@@ -74,12 +74,12 @@ static double core_rate(tuner *tn, measure_fn fn)
 {
     size_t len = PLAN_REDUCE_BLOCK;
     /* Rank 0 alone: one core's rate, even when ranks outnumber cores. */
-    copy_arg c = {malloc(len), malloc(len), tn->rank == 0 ? len : 0, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
+    copy_arg c = {malloc(len), malloc(len), len, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
     if (!c.a || !c.b)
         measure_fail("out of memory");
     memset(c.a, 0, len);
     memset(c.b, 0, len);
-    double ns = measure_median_ns(&tn->mo, fn, &c);
+    double ns = measure_median_ns(&tn->mo, fn, &c, tn->rank == 0);
     free(c.a);
     free(c.b);
     return ns > 0 ? (double)len / ns : 10;
@@ -126,7 +126,7 @@ static double lane_time(tuner *tn, lane_id lane, size_t len, int movers, char *s
         if (movers == 1 && tn->pair->rank == 0)
             a.recv = NULL;
     }
-    return measure_median_ns(&tn->mo, exchange_once, &a);
+    return measure_median_ns(&tn->mo, exchange_once, &a, a.t != NULL);
 }
 
 static void add_sample(tuner *tn, lane_id lane, size_t bytes, int movers, double ns)
@@ -208,6 +208,7 @@ static void measure_lanes(tuner *tn, plan_model *m)
 /* ---- calibration ---- */
 
 typedef struct coll_arg {
+    MPI_Comm comm;
     core_coll coll;
     size_t bytes;
     coll_buffers *b;
@@ -216,55 +217,67 @@ typedef struct coll_arg {
 static void coll_once(void *p)
 {
     coll_arg *a = p;
-    run_collective(a->coll, a->bytes, a->b);
+    run_collective(a->comm, a->coll, a->bytes, a->b);
 }
 
-static void force_candidate(core_coll coll, const plan_candidate *c)
+static void force_candidate(core_coll coll, plan_algo algo, lane_id lane)
 {
     char spec[96];
-    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(c->algo));
-    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(c->lane));
+    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(algo));
+    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(lane));
 }
 
-static bool ran_as(const plan_candidate *c, core_coll coll)
+/* The candidates of coll on the team of rank 0's communicator, the same on
+ * every rank of the world (those outside the team included). */
+static int shared_candidates(tuner *tn, shim_comm *sc, core_coll coll, size_t bytes, int cand[][2])
 {
-    const plan_choice *ch = coll_last_choice();
-    if (!ch || ch->algo != c->algo)
-        return false;
-    return coll == CORE_COLL_BARRIER || ch->lane == c->lane;
+    int k = 0;
+    if (tn->rank == 0) {
+        plan_query q = world_query(sc, coll, bytes);
+        plan_candidate c[32];
+        k = distinct_candidates(&q, c, 32);
+        for (int i = 0; i < k; i++)
+            cand[i][0] = (int)c[i].algo, cand[i][1] = (int)c[i].lane;
+    }
+    PMPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    PMPI_Bcast(cand, 2 * k, MPI_INT, 0, MPI_COMM_WORLD);
+    return k;
 }
 
-static void calibrate(tuner *tn, plan_model *m)
+/* Times every candidate of every collective at each size, forced, on a team
+ * of the first n ranks (the others sit out). */
+static void calibrate_team(tuner *tn, int n, const size_t *sizes, int nsizes, coll_buffers *b)
 {
-    static const size_t full[] = {64, 1024, 16384, 131072, 1 << 20, 4 << 20};
-    static const size_t quick[] = {256, 32768, 1 << 20};
-    const size_t *sizes = tn->quick ? quick : full;
-    int nsizes = tn->quick ? 3 : 6;
-    coll_buffers b = {0};
-    coll_buffers_reserve(&b, sizes[nsizes - 1], tn->size);
-
+    MPI_Comm comm;
+    PMPI_Comm_split(MPI_COMM_WORLD, tn->rank < n ? 0 : MPI_UNDEFINED, tn->rank, &comm);
+    shim_comm *sc = comm == MPI_COMM_NULL ? NULL : shim_comm_team(comm);
+    int mine = comm == MPI_COMM_NULL || sc != NULL, all = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all)
+        measure_fail("tune: shoal does not handle a communicator of %d ranks here", n);
     for (int ci = 0; ci < measure_ncolls; ci++) {
         core_coll coll = measure_colls[ci];
         for (int si = 0; si < nsizes; si++) {
             size_t bytes = coll == CORE_COLL_BARRIER ? 0 : sizes[si];
-            plan_query q = world_query(tn->world, coll, bytes);
-            plan_candidate cand[32];
-            int k = distinct_candidates(&q, cand, 32);
+            int cand[32][2];
+            int k = shared_candidates(tn, sc, coll, bytes, cand);
             for (int i = 0; i < k; i++) {
-                force_candidate(coll, &cand[i]);
-                coll_arg a = {coll, bytes, &b};
-                run_collective(coll, bytes, &b);
-                bool ok = ran_as(&cand[i], coll);
-                int all_ok = ok;
+                plan_algo algo = (plan_algo)cand[i][0];
+                lane_id lane = (lane_id)cand[i][1];
+                force_candidate(coll, algo, lane);
+                run_collective(comm, coll, bytes, b);
+                const plan_choice *ran = sc ? coll_last_choice() : NULL;
+                int ok = !sc || (ran && ran->algo == algo && (coll == CORE_COLL_BARRIER || ran->lane == lane));
+                int all_ok = 0;
                 PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
                 if (!all_ok)
                     continue;
-                double model = coll_last_choice()->model_ns;
-                double t = measure_median_ns(&tn->mo, coll_once, &a);
-                if (tn->ncalib < MAX_CALIB && model > 0) {
+                double model = sc ? ran->model_ns : 0;
+                coll_arg a = {comm, coll, bytes, b};
+                double t = measure_median_ns(&tn->mo, coll_once, &a, sc != NULL);
+                if (tn->rank == 0 && tn->ncalib < MAX_CALIB && model > 0) {
                     calib_point *p = &tn->calib[tn->ncalib++];
-                    snprintf(p->key, sizeof p->key, "%s/%s/%s/%s", core_coll_name(coll),
-                             plan_algo_name(cand[i].algo), plan_lane_name(cand[i].lane), plan_size_class(bytes));
+                    plan_factor_key(p->key, sizeof p->key, coll, algo, lane, bytes, n);
                     p->bytes = bytes;
                     p->measured_ns = t;
                     p->formula_ns = model;
@@ -275,12 +288,29 @@ static void calibrate(tuner *tn, plan_model *m)
         }
     }
     measure_force(NULL, NULL);
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+}
+
+static void calibrate(tuner *tn, plan_model *m)
+{
+    static const size_t full[] = {64, 1024, 16384, 131072, 1 << 20, 4 << 20};
+    static const size_t quick[] = {256, 32768, 1 << 20};
+    const size_t *sizes = tn->quick ? quick : full;
+    int nsizes = tn->quick ? 3 : 6;
+    coll_buffers b = {0};
+    coll_buffers_reserve(&b, sizes[nsizes - 1], tn->size);
+    /* Team sizes 2, 4, 8 ... and the whole world: the planner takes the
+     * factor of the nearest calibrated size (plan_factor_key). */
+    for (int n = 2; n < 2 * tn->size; n *= 2)
+        calibrate_team(tn, n < tn->size ? n : tn->size, sizes, nsizes, &b);
     coll_buffers_free(&b);
 
     /* Geometric mean of measured/modelled per key, kept within [1/8, 8]:
      * beyond that the formula is wrong, not uncalibrated. */
     for (int i = 0; i < tn->ncalib; i++) {
-        if (plan_model_factor(m, tn->calib[i].key) != 1.0)
+        double seen;
+        if (plan_model_find_factor(m, tn->calib[i].key, &seen))
             continue; /* done */
         double logsum = 0;
         int n = 0;
@@ -290,10 +320,7 @@ static void calibrate(tuner *tn, plan_model *m)
                 n++;
             }
         double f = exp(logsum / n);
-        f = f < 0.125 ? 0.125 : f > 8 ? 8 : f;
-        if (f == 1.0)
-            f = 1.0 + 1e-9;
-        plan_model_set_factor(m, tn->calib[i].key, f);
+        plan_model_set_factor(m, tn->calib[i].key, f < 0.125 ? 0.125 : f > 8 ? 8 : f);
     }
 }
 
@@ -341,7 +368,7 @@ static double flat_barrier_ns(tuner *tn, coll_team *t)
 {
     measure_force("barrier:flat", NULL);
     team_arg a = {t};
-    double ns = measure_median_ns(&tn->mo, barrier_once, &a);
+    double ns = measure_median_ns(&tn->mo, barrier_once, &a, t != NULL);
     measure_force(NULL, NULL);
     return ns;
 }
