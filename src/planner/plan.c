@@ -247,30 +247,65 @@ static int team_bucket(int n)
     return b;
 }
 
-void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+/* Sizes are calibrated at powers of two: the nearest one, log2 rounded. */
+static int size_bucket(size_t bytes)
 {
-    snprintf(buf, len, "%s/%s/%s/%s/n%d", core_coll_name(c), algo_names[a], lane_names[l], plan_size_class(bytes),
-             team_bucket(n));
+    return bytes ? (int)lround(log2((double)bytes)) : 0;
 }
 
-/* The factor measured for the team size closest below n, else closest above. */
+static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, int size_b, int team_b)
+{
+    snprintf(buf, len, "%s/%s/%s/b%d/n%d", core_coll_name(c), algo_names[a], lane_names[l], size_b, team_b);
+}
+
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+{
+    factor_key(buf, len, c, a, l, size_bucket(bytes), team_bucket(n));
+}
+
+/* Within one team size: the factors of the nearest calibrated sizes below
+ * and above (at most 16x away), interpolated in log-log; false if neither. */
+#define FACTOR_REACH 4
+static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, lane_id l, size_t bytes, int team_b,
+                           double *out)
+{
+    char key[64];
+    double x = bytes ? log2((double)bytes) : 0, f_lo = 0, f_hi = 0;
+    int lo = -1, hi = -1, below = (int)floor(x), above = (int)ceil(x);
+    for (int d = 0; d <= FACTOR_REACH && lo < 0; d++) {
+        factor_key(key, sizeof key, c, a, l, below - d, team_b);
+        if (below - d >= 0 && plan_model_find_factor(m, key, &f_lo))
+            lo = below - d;
+    }
+    for (int d = 0; d <= FACTOR_REACH && hi < 0; d++) {
+        factor_key(key, sizeof key, c, a, l, above + d, team_b);
+        if (plan_model_find_factor(m, key, &f_hi))
+            hi = above + d;
+    }
+    if (lo < 0 && hi < 0)
+        return false;
+    if (lo < 0 || hi == lo)
+        *out = hi >= 0 ? f_hi : f_lo;
+    else if (hi < 0)
+        *out = f_lo;
+    else
+        *out = exp(log(f_lo) + (log(f_hi) - log(f_lo)) * (x - lo) / (hi - lo));
+    return true;
+}
+
+/* The factor for the nearest calibrated team size below n, else above. */
 static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
 {
     if (m->nfactors == 0)
         return 1.0;
-    char key[64];
     double f;
     int own = team_bucket(n);
-    for (int b = own; b >= 2; b /= 2) {
-        plan_factor_key(key, sizeof key, c, a, l, bytes, b);
-        if (plan_model_find_factor(m, key, &f))
+    for (int b = own; b >= 2; b /= 2)
+        if (factor_at_team(m, c, a, l, bytes, b, &f))
             return f;
-    }
-    for (int b = own * 2; b <= 1024; b *= 2) {
-        plan_factor_key(key, sizeof key, c, a, l, bytes, b);
-        if (plan_model_find_factor(m, key, &f))
+    for (int b = own * 2; b <= 1024; b *= 2)
+        if (factor_at_team(m, c, a, l, bytes, b, &f))
             return f;
-    }
     return 1.0;
 }
 

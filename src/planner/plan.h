@@ -80,8 +80,9 @@ typedef struct plan_candidate {
 } plan_candidate;
 
 /* The tuning file's key for a calibration factor: collective, algorithm,
- * lane, size class of bytes, and team size n rounded up to a power of two.
- * The planner uses the factor of the nearest calibrated team size. */
+ * lane, bytes rounded to the nearest power of two, and team size n rounded
+ * up to a power of two. The planner interpolates between the nearest
+ * calibrated sizes (log-log, within 16x) of the nearest calibrated team size. */
 void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n);
 
 /* Every candidate for q, cheapest allowed first; returns how many (<= max). */

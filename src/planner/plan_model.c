@@ -260,7 +260,7 @@ void plan_model_reload(void)
     pthread_mutex_lock(&model_lock);
     char path[512], why[512];
     plan_tuning_path(path, sizeof path);
-    plan_model m;
+    static plan_model m; /* too large for every thread's stack; under model_lock */
     if (access(path, F_OK) != 0) {
         plan_model_defaults(&m);
         core_log_once("no tuning file at %s: the planner uses built-in figures (run shoal tune)", path);
@@ -285,10 +285,6 @@ void plan_model_use(const plan_model *m)
     pthread_mutex_unlock(&model_lock);
 }
 
-const char *plan_size_class(size_t bytes)
-{
-    return bytes <= 4096 ? "small" : bytes <= 256 * 1024 ? "medium" : "large";
-}
 
 const plan_model *plan_model_get(void)
 {

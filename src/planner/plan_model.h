@@ -6,8 +6,8 @@
  * and the machine adds a few figures of its own: the time for a post to be
  * seen by a waiting rank, the copy and reduction bandwidths of one core.
  * Algorithm formulas (plan.c) combine these; a calibration factor per
- * (collective, algorithm, lane, size class, team size), measured by
- * `shoal tune`, corrects what the formulas leave out.
+ * (collective, algorithm, lane, size, team size), measured by `shoal tune`,
+ * corrects what the formulas leave out.
  *
  * The figures come from the tuning file ($SHOAL_TUNING_FILE, else
  * $XDG_CACHE_HOME/shoal/tuning.json, else ~/.cache/shoal/tuning.json), or
@@ -22,11 +22,11 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 2
-#define PLAN_MAX_FACTORS 512
+#define PLAN_TUNING_VERSION 3
+#define PLAN_MAX_FACTORS 4096
 
 typedef struct plan_factor {
-    char key[64];   /* "allreduce/sliced/cma/large/n4" (plan_factor_key) */
+    char key[64];   /* "allreduce/sliced/cma/b20/n4" (plan_factor_key) */
     double factor;  /* measured / modelled */
 } plan_factor;
 
@@ -52,8 +52,6 @@ unsigned plan_model_generation(void);
 /* Uses m from now on instead of what the file said (shoal tune). */
 void plan_model_use(const plan_model *m);
 
-/* Calibration factors are kept per size class of the payload. */
-const char *plan_size_class(size_t bytes);
 void plan_model_defaults(plan_model *m);
 
 /* This machine, as tuning files record it: "<cpu model>, <n> cores". */

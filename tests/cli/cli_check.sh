@@ -40,7 +40,7 @@ expect 0 "wrote $tmp/tuning.json" -- "${launch[@]}" -np 2 "$shoal" tune --quick 
 python3 - "$tmp/tuning.json" "$tmp/samples.json" <<'PY' || fail "the tuning file or the samples are not as written"
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert t["shoal_tuning"] == 2, "version"
+assert t["shoal_tuning"] == 3, "version"
 for lane in ("cells", "cma", "host"):
     c = t["lanes"][lane]
     assert c["latency_ns"] > 0 and c["bw_dedicated"] + c["bw_shared"] > 0, lane
@@ -52,6 +52,17 @@ assert {x["lane"] for x in s["lanes"]} >= {"cells", "host"}
 assert {x["movers"] for x in s["lanes"]} == {1, 2}
 assert all(x["measured_ns"] > 0 and x["modelled_ns"] > 0 for x in s["lanes"])
 PY
+# --merge adds the calibration of another process count and keeps the rest.
+expect 0 "merging into $tmp/tuning.json" -- "${launch[@]}" -np 3 "$shoal" tune --quick --merge -o "$tmp/tuning.json"
+python3 - "$tmp/tuning.json" <<'PY' || fail "--merge did not keep n2 and add n4 factors"
+import json, sys
+keys = json.load(open(sys.argv[1]))["factors"]
+assert any(k.endswith("/n2") for k in keys) and any(k.endswith("/n4") for k in keys), sorted(keys)[:5]
+PY
+# ... and refuses to merge into nothing (MPI_Abort: the exit code is the launcher's).
+"${launch[@]}" -np 2 "$shoal" tune --quick --merge -o "$tmp/absent-too.json" >"$tmp/out" 2>&1 &&
+  fail "tune --merge into a missing file succeeded"
+grep -q "not a usable tuning file" "$tmp/out" || { fail "tune --merge into a missing file: no message"; tail "$tmp/out"; }
 SHOAL_TUNING_FILE=$tmp/tuning.json expect 0 "figures: $tmp/tuning.json, measured on" -- \
   "$shoal" explain allreduce 64K -np 2
 # A tuning file written elsewhere refuses to load: reported, defaults used.

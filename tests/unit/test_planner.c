@@ -88,7 +88,7 @@ static void test_tuning_file(void)
     CHECK(plan_model_factor(&back, "bcast/flat/cells/small") == 1.0, "absent factor is 1");
 
     /* Corrupt: truncated JSON. */
-    write_file(path, "{\"shoal_tuning\": 2, \"lanes\": {\"cma\": {\"bw_dedicated\": ");
+    write_file(path, "{\"shoal_tuning\": 3, \"lanes\": {\"cma\": {\"bw_dedicated\": ");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "corrupt file accepted");
     CHECK(strstr(why, "line") != NULL, "corrupt: no line in '%s'", why);
     CHECK(back.lane[LANE_CMA].bw_dedicated == lane_cma.default_cost.bw_dedicated, "corrupt left figures");
@@ -98,21 +98,21 @@ static void test_tuning_file(void)
           "missing file accepted");
 
     /* Unknown fields are ignored, missing ones keep defaults. */
-    write_file(path, "{\"shoal_tuning\": 2, \"future\": [1, 2, {\"x\": null}], \"sync_ns\": 99,"
+    write_file(path, "{\"shoal_tuning\": 3, \"future\": [1, 2, {\"x\": null}], \"sync_ns\": 99,"
                      " \"lanes\": {\"cells\": {\"bw_dedicated\": 5.5, \"colour\": \"blue\"}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "unknown fields: %s", why);
     CHECK(back.sync_ns == 99 && back.lane[LANE_CELLS].bw_dedicated == 5.5, "unknown fields changed values");
     CHECK(back.lane[LANE_CELLS].latency_ns == lane_cells.default_cost.latency_ns, "missing field not default");
 
     /* Another machine, another version, impossible figures. */
-    write_file(path, "{\"shoal_tuning\": 2, \"machine\": \"a faraway computer, 1024 cores\"}");
+    write_file(path, "{\"shoal_tuning\": 3, \"machine\": \"a faraway computer, 1024 cores\"}");
     CHECK(plan_model_load(&back, path, true, why, sizeof why) != 0 && strstr(why, "faraway"),
           "foreign machine accepted: %s", why);
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "machine check when not asked");
     write_file(path, "{\"shoal_tuning\": 99}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0 && strstr(why, "version"),
           "other version accepted: %s", why);
-    write_file(path, "{\"shoal_tuning\": 2, \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
+    write_file(path, "{\"shoal_tuning\": 3, \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "negative bandwidth accepted");
     write_file(path, "[1, 2, 3]");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "array accepted");
@@ -169,22 +169,31 @@ static void test_choices(void)
     unsetenv("SHOAL_LANES");
     core_config_reload();
     /* Calibration factors: by team size, the nearest calibrated one below,
-     * else above; kept sorted whatever the order they come in. */
+     * else above; by size, interpolated between the nearest calibrated
+     * sizes in log-log; kept sorted whatever the order they come in. */
     plan_model_defaults(&m);
     char key[64];
     plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 4 << 20, 4);
-    CHECK(!strcmp(key, "bcast/flat/cma/large/n4"), "factor key %s", key);
-    plan_model_set_factor(&m, key, 3.0);
+    CHECK(!strcmp(key, "bcast/flat/cma/b22/n4"), "factor key %s", key);
+    plan_model_set_factor(&m, key, 8.0);
+    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 1 << 20, 4);
+    plan_model_set_factor(&m, key, 2.0);
     plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 4 << 20, 16);
     plan_model_set_factor(&m, key, 5.0);
-    plan_model_set_factor(&m, "allreduce/flat/cells/small/n2", 0.5);
+    plan_model_set_factor(&m, "allreduce/flat/cells/b3/n2", 0.5);
     for (int i = 1; i < m.nfactors; i++)
         CHECK(strcmp(m.factors[i - 1].key, m.factors[i].key) < 0, "factors not sorted at %d", i);
     plan_model_save(&m, path);
     plan_model_reload();
-    static const struct { int n; double factor; } by_size[] = {{2, 3.0}, {3, 3.0}, {4, 3.0}, {8, 3.0}, {9, 5.0}, {64, 5.0}};
-    for (size_t i = 0; i < sizeof by_size / sizeof by_size[0]; i++) {
-        plan_query f = {.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = by_size[i].n, .ppn = by_size[i].n,
+    static const struct {
+        int n;
+        size_t bytes;
+        double factor;
+    } cases[] = {{2, 4 << 20, 8.0}, {3, 4 << 20, 8.0}, {8, 4 << 20, 8.0}, {9, 4 << 20, 5.0}, {64, 4 << 20, 5.0},
+                 {4, 2 << 20, 4.0}, {4, 1 << 20, 2.0}, {4, 512 << 10, 2.0}, {4, 16 << 20, 8.0},
+                 {4, 1 << 10, 1.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_query f = {.coll = CORE_COLL_BCAST, .bytes = cases[i].bytes, .n = cases[i].n, .ppn = cases[i].n,
                         .window = 128 << 10, .usable = {true, true, true}};
         plan_candidate fc[64];
         int nf = plan_candidates(&f, fc, 64);
@@ -192,7 +201,8 @@ static void test_choices(void)
         for (int j = 0; j < nf; j++)
             if (fc[j].algo == PLAN_BCAST_FLAT && fc[j].lane == LANE_CMA)
                 got = fc[j].factor;
-        CHECK(got == by_size[i].factor, "n=%d: factor %g, expected %g", by_size[i].n, got, by_size[i].factor);
+        CHECK(fabs(got - cases[i].factor) < 1e-9, "n=%d, %zu bytes: factor %g, expected %g", cases[i].n,
+              cases[i].bytes, got, cases[i].factor);
     }
     /* With the built-in figures the host MPI is only the fallback inside a
      * node: never chosen while a shared-memory lane is usable. */
