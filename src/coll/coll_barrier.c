@@ -35,8 +35,9 @@ coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
     coll_choice ch = {.plan = choose(t, coll, bytes)};
     ch.lane = t->lanes[ch.plan.lane];
     ch.large_lane = t->lanes[ch.plan.large_lane];
+    ch.stripe = ch.plan.stripe < LANE_COUNT ? t->lanes[ch.plan.stripe] : NULL;
     if (t->lanes[LANE_HOST] && t->lanes[LANE_HOST]->prepare &&
-        (ch.plan.lane == LANE_HOST || ch.plan.large_lane == LANE_HOST))
+        (ch.plan.lane == LANE_HOST || ch.plan.large_lane == LANE_HOST || ch.plan.stripe == LANE_HOST))
         t->lanes[LANE_HOST]->prepare(&t->lane);
     last_choice = ch.plan;
     have_last_choice = true;
@@ -47,7 +48,7 @@ coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
             klass++;
         core_log_once("%s of %s%zu bytes on %d local ranks: %s over %s (modelled %.2f us)", core_coll_name(coll),
                       bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, plan_algo_name(ch.plan.algo),
-                      ch.lane->name, ch.plan.model_ns / 1e3);
+                      plan_lanes_label(ch.plan.lane, ch.plan.stripe), ch.plan.model_ns / 1e3);
     }
     return ch;
 }

@@ -10,6 +10,7 @@ typedef struct coll_choice {
     plan_choice plan;
     const lane_ops *lane;
     const lane_ops *large_lane;
+    const lane_ops *stripe; /* NULL unless transfers are striped (plan.stripe) */
 } coll_choice;
 
 /* Asks the planner, and logs the decision once under SHOAL_VERBOSE. */
@@ -50,6 +51,10 @@ typedef struct coll_moves {
 
 /* Runs the moves; on windowed lanes in as many rounds as max_len needs. */
 void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
+/* Runs the moves as the choice says: on its lane, or striped (pull only):
+ * every transfer's first plan.stripe_share on the two-sided stripe lane, the
+ * rest on the single-copy lane, both in one round. */
+void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
 /* The same when max_len is known to no rank: the sizes travel first, with
  * the data where it is small (see plan_choice.eager_limit). */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m);

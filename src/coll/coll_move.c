@@ -102,6 +102,48 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
     outwait_peers(t, lane, m, done);
 }
 
+/* Striped pull: the stripe lane (two-sided, reading the same published
+ * addresses) carries the head of every transfer, the single-copy lane the
+ * tail. Each reader splits its own ranges, so owners need not agree. */
+static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *stripe, double share,
+                         const coll_moves *m)
+{
+    coll_round_begin(t, true);
+    for (int i = 0; i < m->nout; i++)
+        lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
+    lane_requests_begin(&t->lane);
+    for (int i = 0; i < m->nxfer; i++) {
+        const coll_xfer *x = &m->xfer[i];
+        size_t head = (size_t)((double)x->len * share) / CORE_CACHELINE * CORE_CACHELINE;
+        if (head)
+            stripe->request(&t->lane, x->peer, x->slot, x->off, x->buf, head);
+    }
+    uint64_t exposed = coll_next_epoch(t);
+    coll_post(t, exposed);
+    copy_self(m);
+    coll_wait_all(t, exposed); /* every peer's requests are visible */
+    stripe->serve(&t->lane);
+    for (int i = 0; i < m->nxfer; i++) {
+        const coll_xfer *x = &m->xfer[i];
+        size_t head = (size_t)((double)x->len * share) / CORE_CACHELINE * CORE_CACHELINE;
+        if (x->len > head)
+            lane->fetch(&t->lane, x->peer, x->slot, x->off + head, (char *)x->buf + head, x->len - head);
+    }
+    stripe->complete(&t->lane);
+    uint64_t done = coll_next_epoch(t);
+    coll_post(t, done);
+    coll_round_end(t, done);
+    outwait_peers(t, lane, m, done);
+}
+
+void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m)
+{
+    if (ch->stripe && ch->lane->single_copy && !ch->lane->two_sided && ch->stripe->two_sided && !m->push)
+        move_striped(t, ch->lane, ch->stripe, ch->plan.stripe_share, m);
+    else
+        coll_move(t, ch->lane, m);
+}
+
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m)
 {
     /* Lanes without a window need no agreement on rounds. */
@@ -306,7 +348,7 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
         coll_move_v(t, &ch, &m);
     } else {
         m.max_len = plan_bytes;
-        coll_move(t, ch.lane, &m);
+        coll_move_chosen(t, &ch, &m);
     }
 }
 
@@ -356,7 +398,7 @@ void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, 
         if (rbytes[p])
             xf[m.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
-    coll_move(t, ch.lane, &m);
+    coll_move_chosen(t, &ch, &m);
 }
 
 void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
@@ -404,7 +446,7 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
     if (coll == CORE_COLL_SCATTERV)
         coll_move_v(t, &ch, &m);
     else
-        coll_move(t, ch.lane, &m);
+        coll_move_chosen(t, &ch, &m);
 }
 
 void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root)
@@ -457,7 +499,7 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
     if (coll == CORE_COLL_ALLTOALLV)
         coll_move_v(t, &ch, &m);
     else
-        coll_move(t, ch.lane, &m);
+        coll_move_chosen(t, &ch, &m);
 }
 
 void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)

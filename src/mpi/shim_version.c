@@ -11,6 +11,6 @@ int shoal_last_choice(const char **algorithm, const char **lane)
     if (algorithm)
         *algorithm = ch ? plan_algo_name(ch->algo) : "host MPI";
     if (lane)
-        *lane = ch ? plan_lane_name(ch->lane) : "-";
+        *lane = ch ? plan_lanes_label(ch->lane, ch->stripe) : "-";
     return ch != NULL;
 }

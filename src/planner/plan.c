@@ -19,6 +19,13 @@ static const char *const lane_names[LANE_COUNT] = {"cells", "cma", "host"};
 const char *plan_algo_name(plan_algo a) { return (unsigned)a < PLAN_ALGO_COUNT ? algo_names[a] : "?"; }
 const char *plan_lane_name(lane_id l) { return (unsigned)l < LANE_COUNT ? lane_names[l] : "?"; }
 
+const char *plan_lanes_label(lane_id lane, lane_id stripe)
+{
+    if (lane == LANE_CMA && stripe == LANE_HOST)
+        return "cma+host";
+    return plan_lane_name(lane);
+}
+
 /* v-variants: below this many bytes a rank's data travels with the sizes. */
 #define EAGER_BYTES (16 * 1024)
 /* The size at which a v-variant's lane for large data is priced. */
@@ -43,6 +50,15 @@ static double xfer(const pricing *p, lane_id l, double bytes, int movers)
         t += (rounds - 1) * p->m->sync_ns;
     }
     return t;
+}
+
+/* A transfer striped: share of it on lane `stripe`, the rest on l, one
+ * after the other on the reader. */
+static double xfer_striped(const pricing *p, lane_id l, lane_id stripe, double share, double bytes, int movers)
+{
+    if (stripe == LANE_COUNT)
+        return xfer(p, l, bytes, movers);
+    return xfer(p, stripe, bytes * share, movers) + xfer(p, l, bytes * (1 - share), movers);
 }
 
 /* One step in which a rank waits for every other rank of n. */
@@ -142,6 +158,43 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     }
 }
 
+/* Data movement with every transfer striped: `share` on the host lane, the
+ * rest on cma; the reader does both parts one after the other, and owners
+ * send their host shares themselves. */
+static double price_striped_pull(const pricing *p, double share)
+{
+    const plan_query *q = p->q;
+    double S = (double)q->bytes, n = q->n;
+    int ppn = q->ppn > q->n ? q->ppn : q->n;
+    switch (q->coll) {
+    case CORE_COLL_GATHER:
+        return maxd((n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, 1), copy_ns(p, S));
+    case CORE_COLL_SCATTER: /* the root sends every host share */
+        return maxd(maxd(xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn), (n - 1) * xfer(p, LANE_HOST, S * share, 1)),
+                    copy_ns(p, S));
+    default:
+        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn) + copy_ns(p, S) * 0.5;
+    }
+}
+
+/* The host lane's share of a striped transfer: its part of the two lanes'
+ * modelled throughput for large blocks at this ppn. */
+static double stripe_share(const pricing *p)
+{
+    int ppn = p->q->ppn > p->q->n ? p->q->ppn : p->q->n;
+    double big = 1 << 20;
+    double t_host = plan_lane_time(&p->m->lane[LANE_HOST], big, ppn);
+    double t_cma = plan_lane_time(&p->m->lane[LANE_CMA], big, ppn);
+    return t_host > 0 && t_cma > 0 ? (1 / t_host) / (1 / t_host + 1 / t_cma) : 0.5;
+}
+
+static bool stripes(const plan_query *q)
+{
+    bool pull_coll = q->coll == CORE_COLL_GATHER || q->coll == CORE_COLL_SCATTER || q->coll == CORE_COLL_ALLGATHER ||
+                     q->coll == CORE_COLL_ALLTOALL;
+    return pull_coll && q->n > 1 && q->bytes >= PLAN_STRIPE_MIN && q->usable[LANE_CMA] && q->usable[LANE_HOST];
+}
+
 /* ---- which algorithms and lanes a collective has ---- */
 
 typedef struct option {
@@ -219,12 +272,21 @@ static int forced_algo(core_coll c)
     return -1;
 }
 
-/* SHOAL_LANES: the forced lane, or -1. */
+/* SHOAL_LANES=cma+host: only striped candidates. */
+#define FORCED_STRIPE LANE_COUNT
+
+/* SHOAL_LANES: the forced lane, FORCED_STRIPE, or -1. */
 static int forced_lane(const plan_query *q)
 {
     const char *lanes = core_config_get()->lanes;
     if (!lanes[0])
         return -1;
+    if (!strcmp(lanes, "cma+host")) {
+        if (q->usable[LANE_CMA] && q->usable[LANE_HOST])
+            return FORCED_STRIPE;
+        core_log_warn_once("SHOAL_LANES=%s but a lane of it is not usable here; the planner chooses", lanes);
+        return -1;
+    }
     for (int l = 0; l < LANE_COUNT; l++)
         if (!strcmp(lanes, lane_names[l])) {
             if (q->usable[l])
@@ -232,7 +294,7 @@ static int forced_lane(const plan_query *q)
             core_log_warn_once("SHOAL_LANES=%s but that lane is not usable here; the planner chooses", lanes);
             return -1;
         }
-    core_log_warn_once("SHOAL_LANES=%s is not a lane (cells, cma, host); ignored", lanes);
+    core_log_warn_once("SHOAL_LANES=%s is not a lane (cells, cma, host, cma+host); ignored", lanes);
     return -1;
 }
 
@@ -253,20 +315,20 @@ static int size_bucket(size_t bytes)
     return bytes ? (int)lround(log2((double)bytes)) : 0;
 }
 
-static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, int size_b, int team_b)
+static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, const char *lanes, int size_b, int team_b)
 {
-    snprintf(buf, len, "%s/%s/%s/b%d/n%d", core_coll_name(c), algo_names[a], lane_names[l], size_b, team_b);
+    snprintf(buf, len, "%s/%s/%s/b%d/n%d", core_coll_name(c), algo_names[a], lanes, size_b, team_b);
 }
 
-void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n)
 {
-    factor_key(buf, len, c, a, l, size_bucket(bytes), team_bucket(n));
+    factor_key(buf, len, c, a, plan_lanes_label(l, stripe), size_bucket(bytes), team_bucket(n));
 }
 
 /* Within one team size: the factors of the nearest calibrated sizes below
  * and above (at most 16x away), interpolated in log-log; false if neither. */
 #define FACTOR_REACH 4
-static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, lane_id l, size_t bytes, int team_b,
+static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, const char *l, size_t bytes, int team_b,
                            double *out)
 {
     char key[64];
@@ -294,10 +356,12 @@ static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, lane_i
 }
 
 /* The factor for the nearest calibrated team size below n, else above. */
-static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id l, size_t bytes, int n)
+static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id lane, lane_id stripe, size_t bytes,
+                         int n)
 {
     if (m->nfactors == 0)
         return 1.0;
+    const char *l = plan_lanes_label(lane, stripe);
     double f;
     int own = team_bucket(n);
     for (int b = own; b >= 2; b /= 2)
@@ -328,17 +392,35 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
             for (int f = 0; f < nfan; f++)
                 for (int c = 0; c < nchunk && k < max; c++) {
                     plan_candidate *cand = &out[k++];
-                    *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .fanout = fanouts[f],
-                                             .chunk = chunks[c]};
+                    *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .stripe = LANE_COUNT,
+                                             .fanout = fanouts[f], .chunk = chunks[c]};
                     cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
-                    cand->factor = factor_for(p.m, q->coll, o[i].algo, (lane_id)l, q->bytes, q->n);
+                    cand->factor = factor_for(p.m, q->coll, o[i].algo, (lane_id)l, LANE_COUNT, q->bytes, q->n);
                     cand->ns = cand->formula_ns * cand->factor;
                     if (want_lane >= 0 && l != want_lane && !no_lane)
                         cand->excluded = "SHOAL_LANES";
                     else if (want_algo >= 0 && (int)o[i].algo != want_algo)
                         cand->excluded = "SHOAL_ALGO";
                 }
+            /* Large blocks may also be striped over cma and host. */
+            if (o[i].algo == PLAN_MOVE_PULL && l == LANE_CMA && stripes(q) && k < max) {
+                plan_candidate *cand = &out[k++];
+                double share = stripe_share(&p);
+                *cand = (plan_candidate){.algo = PLAN_MOVE_PULL, .lane = LANE_CMA, .stripe = LANE_HOST,
+                                         .stripe_share = share, .fanout = 4, .chunk = 256 * 1024};
+                cand->formula_ns = price_striped_pull(&p, share);
+                cand->factor = factor_for(p.m, q->coll, PLAN_MOVE_PULL, LANE_CMA, LANE_HOST, q->bytes, q->n);
+                cand->ns = cand->formula_ns * cand->factor;
+                if (want_lane >= 0 && want_lane != FORCED_STRIPE)
+                    cand->excluded = "SHOAL_LANES";
+                else if (want_algo >= 0 && want_algo != PLAN_MOVE_PULL)
+                    cand->excluded = "SHOAL_ALGO";
+            }
         }
+    /* Forced striping excludes every candidate that does not stripe. */
+    for (int i = 0; i < k && want_lane == FORCED_STRIPE; i++)
+        if (out[i].stripe == LANE_COUNT && !out[i].excluded && !(barrier || q->n <= 1))
+            out[i].excluded = "SHOAL_LANES";
     return k;
 }
 
@@ -357,10 +439,19 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max)
     bool any = false;
     for (int i = 0; i < k; i++)
         any = any || !out[i].excluded;
+    if (!any && lane == FORCED_STRIPE) {
+        /* Striping is for large blocks of data movement only. */
+        core_log_once("SHOAL_LANES=cma+host: %s of %zu bytes does not stripe; the planner chooses",
+                      core_coll_name(q->coll), q->bytes);
+        lane = -1;
+        k = enumerate(q, out, max, lane, algo);
+        for (int i = 0; i < k; i++)
+            any = any || !out[i].excluded;
+    }
     if (!any && algo >= 0) {
         /* The forced algorithm has no candidate on the forced lane. */
         core_log_warn_once("SHOAL_ALGO=%s:%s cannot run on lane %s; the planner chooses among that lane's",
-                           core_coll_name(q->coll), algo_names[algo], lane_names[lane]);
+                           core_coll_name(q->coll), algo_names[algo], lane >= 0 ? lane_names[lane] : "any");
         k = enumerate(q, out, max, lane, -1);
     }
     qsort(out, (size_t)k, sizeof *out, by_price);
@@ -380,7 +471,8 @@ static core_coll non_v(core_coll c)
 plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
-    plan_choice ch = {.lane = LANE_CELLS, .fanout = 4, .chunk = 256 * 1024, .large_lane = LANE_CELLS};
+    plan_choice ch = {.lane = LANE_CELLS, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024,
+                      .large_lane = LANE_CELLS};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the cells lane (or the forced lane); the lane for large data is
@@ -391,7 +483,7 @@ plan_choice plan_choose(const plan_query *q)
         big.bytes = V_LARGE_BYTES;
         int k = plan_candidates(&big, cand, 64);
         ch.algo = PLAN_MOVE_PULL;
-        ch.lane = forced >= 0 ? (lane_id)forced : LANE_CELLS;
+        ch.lane = forced >= 0 && forced != FORCED_STRIPE ? (lane_id)forced : LANE_CELLS;
         ch.large_lane = k ? cand[0].lane : ch.lane;
         ch.eager_limit = forced == LANE_CELLS ? q->window : EAGER_BYTES;
         return ch;
@@ -401,6 +493,8 @@ plan_choice plan_choose(const plan_query *q)
         return ch;
     ch.algo = cand[0].algo;
     ch.lane = cand[0].lane;
+    ch.stripe = cand[0].stripe;
+    ch.stripe_share = cand[0].stripe_share;
     ch.fanout = cand[0].fanout;
     ch.chunk = cand[0].chunk;
     ch.model_ns = cand[0].ns;

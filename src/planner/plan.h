@@ -40,6 +40,8 @@ typedef enum {
 
 const char *plan_algo_name(plan_algo a);
 const char *plan_lane_name(lane_id l);
+/* "cma", or "cma+host" for a striped choice: what SHOAL_LANES takes. */
+const char *plan_lanes_label(lane_id lane, lane_id stripe);
 
 typedef struct plan_query {
     core_coll coll;
@@ -52,9 +54,16 @@ typedef struct plan_query {
     size_t window;      /* cells lane window per round */
 } plan_query;
 
+/* Striping: a transfer split across two lanes in proportion to their
+ * modelled bandwidth. Data movement (pull) of large blocks may put a share
+ * of every block on the host lane and the rest on cma. */
+#define PLAN_STRIPE_MIN (64 * 1024)
+
 typedef struct plan_choice {
     plan_algo algo;
     lane_id lane;
+    lane_id stripe;       /* second lane carrying stripe_share of every transfer; LANE_COUNT: none */
+    double stripe_share;
     int fanout;         /* trees: children per node */
     size_t chunk;       /* pipelining unit, bytes */
     double model_ns;    /* the modelled time of the choice */
@@ -71,6 +80,8 @@ plan_choice plan_choose(const plan_query *q);
 typedef struct plan_candidate {
     plan_algo algo;
     lane_id lane;
+    lane_id stripe;     /* LANE_COUNT: none */
+    double stripe_share;
     int fanout;
     size_t chunk;
     double formula_ns;  /* what the cost formula gives */
@@ -83,7 +94,7 @@ typedef struct plan_candidate {
  * lane, bytes rounded to the nearest power of two, and team size n rounded
  * up to a power of two. The planner interpolates between the nearest
  * calibrated sizes (log-log, within 16x) of the nearest calibrated team size. */
-void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, size_t bytes, int n);
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n);
 
 /* Every candidate for q, cheapest allowed first; returns how many (<= max). */
 int plan_candidates(const plan_query *q, plan_candidate *out, int max);

@@ -173,12 +173,12 @@ static void test_choices(void)
      * sizes in log-log; kept sorted whatever the order they come in. */
     plan_model_defaults(&m);
     char key[64];
-    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 4 << 20, 4);
+    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, LANE_COUNT, 4 << 20, 4);
     CHECK(!strcmp(key, "bcast/flat/cma/b22/n4"), "factor key %s", key);
     plan_model_set_factor(&m, key, 8.0);
-    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 1 << 20, 4);
+    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, LANE_COUNT, 1 << 20, 4);
     plan_model_set_factor(&m, key, 2.0);
-    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, 4 << 20, 16);
+    plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, LANE_COUNT, 4 << 20, 16);
     plan_model_set_factor(&m, key, 5.0);
     plan_model_set_factor(&m, "allreduce/flat/cells/b3/n2", 0.5);
     for (int i = 1; i < m.nfactors; i++)
@@ -204,6 +204,44 @@ static void test_choices(void)
         CHECK(fabs(got - cases[i].factor) < 1e-9, "n=%d, %zu bytes: factor %g, expected %g", cases[i].n,
               cases[i].bytes, got, cases[i].factor);
     }
+    /* Striping: large blocks of data movement may go over cma and host, the
+     * host's share in proportion to its modelled throughput. */
+    plan_model_defaults(&m);
+    plan_model_save(&m, path);
+    plan_model_reload();
+    plan_query sq = {.coll = CORE_COLL_ALLGATHER, .bytes = 1 << 20, .n = 4, .ppn = 4, .window = 128 << 10,
+                     .usable = {true, true, true}};
+    plan_candidate sc[64];
+    int ns = plan_candidates(&sq, sc, 64), striped = -1;
+    for (int i = 0; i < ns; i++)
+        if (sc[i].stripe == LANE_HOST)
+            striped = i;
+    CHECK(striped >= 0 && sc[striped].lane == LANE_CMA && sc[striped].algo == PLAN_MOVE_PULL, "no striped candidate");
+    if (striped >= 0) {
+        double th = 1 / plan_lane_time(&m.lane[LANE_HOST], 1 << 20, 4), tc = 1 / plan_lane_time(&m.lane[LANE_CMA], 1 << 20, 4);
+        CHECK(fabs(sc[striped].stripe_share - th / (th + tc)) < 1e-9, "stripe share %g", sc[striped].stripe_share);
+        CHECK(!strcmp(plan_lanes_label(sc[striped].lane, sc[striped].stripe), "cma+host"), "striped label");
+    }
+    sq.bytes = PLAN_STRIPE_MIN / 2;
+    ns = plan_candidates(&sq, sc, 64);
+    for (int i = 0; i < ns; i++)
+        CHECK(sc[i].stripe == LANE_COUNT, "striped candidate for a small block");
+    sq.bytes = 1 << 20;
+    sq.usable[LANE_HOST] = false;
+    ns = plan_candidates(&sq, sc, 64);
+    for (int i = 0; i < ns; i++)
+        CHECK(sc[i].stripe == LANE_COUNT, "striped candidate without the host lane");
+    sq.usable[LANE_HOST] = true;
+    setenv("SHOAL_LANES", "cma+host", 1);
+    core_config_reload();
+    plan_choice sch = plan_choose(&sq);
+    CHECK(sch.lane == LANE_CMA && sch.stripe == LANE_HOST && sch.stripe_share > 0 && sch.stripe_share < 1,
+          "SHOAL_LANES=cma+host not chosen");
+    sq.coll = CORE_COLL_ALLREDUCE; /* does not stripe: the planner chooses, unstriped */
+    CHECK(plan_choose(&sq).stripe == LANE_COUNT, "allreduce striped");
+    unsetenv("SHOAL_LANES");
+    core_config_reload();
+
     /* With the built-in figures the host MPI is only the fallback inside a
      * node: never chosen while a shared-memory lane is usable. */
     unlink(path);

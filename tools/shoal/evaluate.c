@@ -123,16 +123,18 @@ int evaluate_main(int argc, char **argv)
                         "%s\n    {\"coll\": \"%s\", \"bytes\": %zu, \"chosen\": {\"algo\": \"%s\", \"lane\": \"%s\"}, "
                         "\"default_choice\": {\"algo\": \"%s\", \"lane\": \"%s\"},\n     \"candidates\": [",
                         points++ ? "," : "", core_coll_name(coll), payload, plan_algo_name(with_tuned.algo),
-                        plan_lane_name(with_tuned.lane), plan_algo_name(with_default.algo),
-                        plan_lane_name(with_default.lane));
+                        plan_lanes_label(with_tuned.lane, with_tuned.stripe), plan_algo_name(with_default.algo),
+                        plan_lanes_label(with_default.lane, with_default.stripe));
             int written = 0;
             for (int i = 0; i < k; i++) {
                 char spec[96];
                 snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(cand[i].algo));
-                measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(cand[i].lane));
+                const char *lanes = plan_lanes_label(cand[i].lane, cand[i].stripe);
+                measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : lanes);
                 run_collective(MPI_COMM_WORLD, coll, payload, &b);
                 const plan_choice *ran = coll_last_choice();
-                int ok = ran && ran->algo == cand[i].algo && (coll == CORE_COLL_BARRIER || ran->lane == cand[i].lane);
+                int ok = ran && ran->algo == cand[i].algo &&
+                         (coll == CORE_COLL_BARRIER || (ran->lane == cand[i].lane && ran->stripe == cand[i].stripe));
                 int all_ok = 0;
                 PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
                 if (!all_ok)
@@ -142,7 +144,7 @@ int evaluate_main(int argc, char **argv)
                 if (rank == 0)
                     fprintf(f, "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
                                "\"modelled_ns\": %.1f}",
-                            written++ ? "," : "", plan_algo_name(cand[i].algo), plan_lane_name(cand[i].lane), t,
+                            written++ ? "," : "", plan_algo_name(cand[i].algo), lanes, t,
                             cand[i].ns);
             }
             measure_force(NULL, NULL);

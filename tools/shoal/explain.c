@@ -62,7 +62,7 @@ int explain_main(int argc, char **argv)
         printf("no candidate: no usable lane\n");
         return 1;
     }
-    printf("\n  %-10s %-6s %6s %8s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)",
+    printf("\n  %-10s %-8s %6s %9s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)",
            "factor", "modelled (us)");
     for (int i = 0; i < k; i++) {
         bool tree = c[i].algo == PLAN_BCAST_TREE;
@@ -70,9 +70,11 @@ int explain_main(int argc, char **argv)
         if (tree) {
             snprintf(fanout, sizeof fanout, "%d", c[i].fanout);
             snprintf(chunk, sizeof chunk, "%zuK", c[i].chunk >> 10);
+        } else if (c[i].stripe != LANE_COUNT) { /* the striped lane's share */
+            snprintf(chunk, sizeof chunk, "%s %.0f%%", plan_lane_name(c[i].stripe), 100 * c[i].stripe_share);
         }
-        printf("%c %-10s %-6s %6s %8s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
-               plan_algo_name(c[i].algo), plan_lane_name(c[i].lane), fanout, chunk, c[i].formula_ns / 1e3,
+        printf("%c %-10s %-8s %6s %9s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
+               plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe), fanout, chunk, c[i].formula_ns / 1e3,
                c[i].factor, c[i].ns / 1e3, c[i].excluded ? "   excluded by " : "",
                c[i].excluded ? c[i].excluded : "");
     }
@@ -81,13 +83,14 @@ int explain_main(int argc, char **argv)
         return 1;
     }
     int next = 1;
-    while (next < k && (c[next].excluded || (c[next].algo == c[0].algo && c[next].lane == c[0].lane)))
+    while (next < k && (c[next].excluded || (c[next].algo == c[0].algo && c[next].lane == c[0].lane &&
+                                             c[next].stripe == c[0].stripe)))
         next++;
     printf("\nchosen: %s over %s, modelled %.3f us: the cheapest of %d candidates", plan_algo_name(c[0].algo),
-           plan_lane_name(c[0].lane), c[0].ns / 1e3, k);
+           plan_lanes_label(c[0].lane, c[0].stripe), c[0].ns / 1e3, k);
     if (next < k)
         printf("; the next, %s over %s, is modelled %.2fx slower", plan_algo_name(c[next].algo),
-               plan_lane_name(c[next].lane), c[next].ns / c[0].ns);
+               plan_lanes_label(c[next].lane, c[next].stripe), c[next].ns / c[0].ns);
     printf(".\n");
     return 0;
 }

@@ -220,16 +220,16 @@ static void coll_once(void *p)
     run_collective(a->comm, a->coll, a->bytes, a->b);
 }
 
-static void force_candidate(core_coll coll, plan_algo algo, lane_id lane)
+static void force_candidate(core_coll coll, plan_algo algo, lane_id lane, lane_id stripe)
 {
     char spec[96];
     snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(algo));
-    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lane_name(lane));
+    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(lane, stripe));
 }
 
 /* The candidates of coll on the team of rank 0's communicator, the same on
  * every rank of the world (those outside the team included). */
-static int shared_candidates(tuner *tn, shim_comm *sc, core_coll coll, size_t bytes, int cand[][2])
+static int shared_candidates(tuner *tn, shim_comm *sc, core_coll coll, size_t bytes, int cand[][3])
 {
     int k = 0;
     if (tn->rank == 0) {
@@ -237,10 +237,10 @@ static int shared_candidates(tuner *tn, shim_comm *sc, core_coll coll, size_t by
         plan_candidate c[32];
         k = distinct_candidates(&q, c, 32);
         for (int i = 0; i < k; i++)
-            cand[i][0] = (int)c[i].algo, cand[i][1] = (int)c[i].lane;
+            cand[i][0] = (int)c[i].algo, cand[i][1] = (int)c[i].lane, cand[i][2] = (int)c[i].stripe;
     }
     PMPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    PMPI_Bcast(cand, 2 * k, MPI_INT, 0, MPI_COMM_WORLD);
+    PMPI_Bcast(cand, 3 * k, MPI_INT, 0, MPI_COMM_WORLD);
     return k;
 }
 
@@ -259,15 +259,16 @@ static void calibrate_team(tuner *tn, int n, const size_t *sizes, int nsizes, co
         core_coll coll = measure_colls[ci];
         for (int si = 0; si < nsizes; si++) {
             size_t bytes = coll == CORE_COLL_BARRIER ? 0 : sizes[si];
-            int cand[32][2];
+            int cand[32][3];
             int k = shared_candidates(tn, sc, coll, bytes, cand);
             for (int i = 0; i < k; i++) {
                 plan_algo algo = (plan_algo)cand[i][0];
-                lane_id lane = (lane_id)cand[i][1];
-                force_candidate(coll, algo, lane);
+                lane_id lane = (lane_id)cand[i][1], stripe = (lane_id)cand[i][2];
+                force_candidate(coll, algo, lane, stripe);
                 run_collective(comm, coll, bytes, b);
                 const plan_choice *ran = sc ? coll_last_choice() : NULL;
-                int ok = !sc || (ran && ran->algo == algo && (coll == CORE_COLL_BARRIER || ran->lane == lane));
+                int ok = !sc || (ran && ran->algo == algo &&
+                                 (coll == CORE_COLL_BARRIER || (ran->lane == lane && ran->stripe == stripe)));
                 int all_ok = 0;
                 PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
                 if (!all_ok)
@@ -277,7 +278,7 @@ static void calibrate_team(tuner *tn, int n, const size_t *sizes, int nsizes, co
                 double t = measure_median_ns(&tn->mo, coll_once, &a, sc != NULL);
                 if (tn->rank == 0 && tn->ncalib < MAX_CALIB && model > 0) {
                     calib_point *p = &tn->calib[tn->ncalib++];
-                    plan_factor_key(p->key, sizeof p->key, coll, algo, lane, bytes, n);
+                    plan_factor_key(p->key, sizeof p->key, coll, algo, lane, stripe, bytes, n);
                     p->bytes = bytes;
                     p->measured_ns = t;
                     p->formula_ns = model;
