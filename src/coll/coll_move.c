@@ -375,8 +375,10 @@ void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, con
 
 /* ---- allgather / allgatherv ---- */
 
-void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
-                     const size_t *roffs)
+/* Every rank knows every size here, so allgatherv plans like allgather with
+ * its longest block; each keeps its own name for the planner's factors. */
+static void allgather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
+                             const size_t *rbytes, const size_t *roffs)
 {
     int n = t->n, me = t->me;
     size_t longest = 0;
@@ -384,7 +386,7 @@ void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, 
         longest = max_size(longest, rbytes[p]);
     if (longest == 0)
         return;
-    coll_choice ch = coll_plan(t, CORE_COLL_ALLGATHERV, longest);
+    coll_choice ch = coll_plan(t, coll, longest);
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};
@@ -401,6 +403,12 @@ void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, 
     coll_move_chosen(t, &ch, &m);
 }
 
+void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
+                     const size_t *roffs)
+{
+    allgather_common(t, CORE_COLL_ALLGATHERV, sbuf, sbytes, rbuf, rbytes, roffs);
+}
+
 void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
 {
     if (bytes == 0)
@@ -411,7 +419,7 @@ void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
         sizes[p] = bytes;
         offs[p] = (size_t)p * bytes;
     }
-    coll_allgatherv(t, sbuf, bytes, rbuf, sizes, offs);
+    allgather_common(t, CORE_COLL_ALLGATHER, sbuf, bytes, rbuf, sizes, offs);
 }
 
 /* ---- scatter / scatterv ---- */

@@ -191,7 +191,7 @@ static double stripe_share(const pricing *p)
 static bool stripes(const plan_query *q)
 {
     bool pull_coll = q->coll == CORE_COLL_GATHER || q->coll == CORE_COLL_SCATTER || q->coll == CORE_COLL_ALLGATHER ||
-                     q->coll == CORE_COLL_ALLTOALL;
+                     q->coll == CORE_COLL_ALLGATHERV || q->coll == CORE_COLL_ALLTOALL;
     return pull_coll && q->n > 1 && q->bytes >= PLAN_STRIPE_MIN && q->usable[LANE_CMA] && q->usable[LANE_HOST];
 }
 
