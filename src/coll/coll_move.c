@@ -31,15 +31,24 @@ static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, s
     }
 }
 
-/* Two-sided lanes: every transfer of this rank becomes a request, made
- * before the round's post so that owners see it after. */
-static void request_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m)
+/* The part of a striped transfer that goes first, on the stripe lane:
+ * `share` of it in whole cache lines; all of it when share is 1. */
+static size_t stripe_head(size_t len, double share)
+{
+    return share >= 1 ? len : (size_t)((double)len * share) / CORE_CACHELINE * CORE_CACHELINE;
+}
+
+/* Two-sided lanes: the head (`share`, 1: all) of every transfer of this
+ * rank becomes a request, made before the round's post so that owners see
+ * it after. */
+static void request_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, double share)
 {
     lane_requests_begin(&t->lane);
     for (int i = 0; i < m->nxfer; i++) {
         const coll_xfer *x = &m->xfer[i];
-        if (x->len)
-            lane->request(&t->lane, x->peer, x->slot, x->off, x->buf, x->len);
+        size_t head = stripe_head(x->len, share);
+        if (head)
+            lane->request(&t->lane, x->peer, x->slot, x->off, x->buf, head);
     }
 }
 
@@ -82,7 +91,7 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
             lane->expose(&t->lane, o->slot, part ? (const char *)o->buf + lo : o->buf, part);
         }
         if (lane->two_sided)
-            request_xfers(t, lane, m);
+            request_xfers(t, lane, m, 1);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
         if (r == 0)
@@ -111,13 +120,7 @@ static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *str
     coll_round_begin(t, true);
     for (int i = 0; i < m->nout; i++)
         lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
-    lane_requests_begin(&t->lane);
-    for (int i = 0; i < m->nxfer; i++) {
-        const coll_xfer *x = &m->xfer[i];
-        size_t head = (size_t)((double)x->len * share) / CORE_CACHELINE * CORE_CACHELINE;
-        if (head)
-            stripe->request(&t->lane, x->peer, x->slot, x->off, x->buf, head);
-    }
+    request_xfers(t, stripe, m, share);
     uint64_t exposed = coll_next_epoch(t);
     coll_post(t, exposed);
     copy_self(m);
@@ -125,7 +128,7 @@ static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *str
     stripe->serve(&t->lane);
     for (int i = 0; i < m->nxfer; i++) {
         const coll_xfer *x = &m->xfer[i];
-        size_t head = (size_t)((double)x->len * share) / CORE_CACHELINE * CORE_CACHELINE;
+        size_t head = stripe_head(x->len, share);
         if (x->len > head)
             lane->fetch(&t->lane, x->peer, x->slot, x->off + head, (char *)x->buf + head, x->len - head);
     }

@@ -10,18 +10,6 @@
 #include "measure.h"
 #include "shoal_cli.h"
 
-typedef struct coll_arg {
-    core_coll coll;
-    size_t bytes;
-    coll_buffers *b;
-} coll_arg;
-
-static void coll_once(void *p)
-{
-    coll_arg *a = p;
-    run_collective(MPI_COMM_WORLD, a->coll, a->bytes, a->b);
-}
-
 static bool wanted(const char *list, core_coll c)
 {
     if (!list)
@@ -127,25 +115,14 @@ int evaluate_main(int argc, char **argv)
                         plan_lanes_label(with_default.lane, with_default.stripe));
             int written = 0;
             for (int i = 0; i < k; i++) {
-                char spec[96];
-                snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(cand[i].algo));
-                const char *lanes = plan_lanes_label(cand[i].lane, cand[i].stripe);
-                measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : lanes);
-                run_collective(MPI_COMM_WORLD, coll, payload, &b);
-                const plan_choice *ran = coll_last_choice();
-                int ok = ran && ran->algo == cand[i].algo &&
-                         (coll == CORE_COLL_BARRIER || (ran->lane == cand[i].lane && ran->stripe == cand[i].stripe));
-                int all_ok = 0;
-                PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-                if (!all_ok)
+                double t, model;
+                if (!measure_forced(&mo, coll, cand[i].algo, cand[i].lane, cand[i].stripe, payload, &b, &t, &model))
                     continue;
-                coll_arg a = {coll, payload, &b};
-                double t = measure_median_ns(&mo, coll_once, &a, true);
                 if (rank == 0)
                     fprintf(f, "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
                                "\"modelled_ns\": %.1f}",
-                            written++ ? "," : "", plan_algo_name(cand[i].algo), lanes, t,
-                            cand[i].ns);
+                            written++ ? "," : "", plan_algo_name(cand[i].algo),
+                            plan_lanes_label(cand[i].lane, cand[i].stripe), t, cand[i].ns);
             }
             measure_force(NULL, NULL);
             if (rank == 0) {

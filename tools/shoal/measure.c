@@ -149,6 +149,37 @@ void run_collective(MPI_Comm w, core_coll coll, size_t bytes, coll_buffers *b)
     }
 }
 
+typedef struct coll_arg {
+    core_coll coll;
+    size_t bytes;
+    coll_buffers *b;
+} coll_arg;
+
+static void coll_once(void *p)
+{
+    coll_arg *a = p;
+    run_collective(MPI_COMM_WORLD, a->coll, a->bytes, a->b);
+}
+
+bool measure_forced(const measure_opts *o, core_coll coll, plan_algo algo, lane_id lane, lane_id stripe,
+                    size_t bytes, coll_buffers *b, double *ns, double *model_ns)
+{
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(algo));
+    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(lane, stripe));
+    run_collective(MPI_COMM_WORLD, coll, bytes, b);
+    const plan_choice *ran = coll_last_choice();
+    int ok = ran && ran->algo == algo && (coll == CORE_COLL_BARRIER || (ran->lane == lane && ran->stripe == stripe));
+    int all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_ok)
+        return false;
+    *model_ns = ran->model_ns;
+    coll_arg a = {coll, bytes, b};
+    *ns = measure_median_ns(o, coll_once, &a, true);
+    return true;
+}
+
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)
 {
     const coll_team *t = &sc->team;

@@ -40,6 +40,12 @@ void coll_buffers_free(coll_buffers *b);
  * MPI_* so that it takes shoal's path. Root 0. Nothing on MPI_COMM_NULL. */
 void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b);
 
+/* Times coll of `bytes` on MPI_COMM_WORLD forced to (algo, lane, stripe)
+ * (SHOAL_ALGO/SHOAL_LANES stay set). False, alike on every rank, when shoal
+ * did not run it so; else the median time and the planner's price of it. */
+bool measure_forced(const measure_opts *o, core_coll coll, plan_algo algo, lane_id lane, lane_id stripe,
+                    size_t bytes, coll_buffers *b, double *ns, double *model_ns);
+
 /* The collectives that shoal plans by size. */
 extern const core_coll measure_colls[];
 extern const int measure_ncolls;

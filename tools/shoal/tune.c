@@ -207,78 +207,26 @@ static void measure_lanes(tuner *tn, plan_model *m)
 
 /* ---- calibration ---- */
 
-typedef struct coll_arg {
-    MPI_Comm comm;
-    core_coll coll;
-    size_t bytes;
-    coll_buffers *b;
-} coll_arg;
-
-static void coll_once(void *p)
+/* Times every candidate of every collective at each size, forced, on all
+ * ranks. A smaller team inside this job would wait and share cores unlike a
+ * job of its size: other sizes come from runs at those sizes (--merge), and
+ * the planner takes the nearest (plan_factor_key). */
+static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buffers *b)
 {
-    coll_arg *a = p;
-    run_collective(a->comm, a->coll, a->bytes, a->b);
-}
-
-static void force_candidate(core_coll coll, plan_algo algo, lane_id lane, lane_id stripe)
-{
-    char spec[96];
-    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(algo));
-    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(lane, stripe));
-}
-
-/* The candidates of coll on the team of rank 0's communicator, the same on
- * every rank of the world (those outside the team included). */
-static int shared_candidates(tuner *tn, shim_comm *sc, core_coll coll, size_t bytes, int cand[][3])
-{
-    int k = 0;
-    if (tn->rank == 0) {
-        plan_query q = world_query(sc, coll, bytes);
-        plan_candidate c[32];
-        k = distinct_candidates(&q, c, 32);
-        for (int i = 0; i < k; i++)
-            cand[i][0] = (int)c[i].algo, cand[i][1] = (int)c[i].lane, cand[i][2] = (int)c[i].stripe;
-    }
-    PMPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    PMPI_Bcast(cand, 3 * k, MPI_INT, 0, MPI_COMM_WORLD);
-    return k;
-}
-
-/* Times every candidate of every collective at each size, forced, on a team
- * of the first n ranks (the others sit out). */
-static void calibrate_team(tuner *tn, int n, const size_t *sizes, int nsizes, coll_buffers *b)
-{
-    MPI_Comm comm;
-    PMPI_Comm_split(MPI_COMM_WORLD, tn->rank < n ? 0 : MPI_UNDEFINED, tn->rank, &comm);
-    shim_comm *sc = comm == MPI_COMM_NULL ? NULL : shim_comm_team(comm);
-    int mine = comm == MPI_COMM_NULL || sc != NULL, all = 0;
-    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!all)
-        measure_fail("tune: shoal does not handle a communicator of %d ranks here", n);
     for (int ci = 0; ci < measure_ncolls; ci++) {
         core_coll coll = measure_colls[ci];
         for (int si = 0; si < nsizes; si++) {
             size_t bytes = coll == CORE_COLL_BARRIER ? 0 : sizes[si];
-            int cand[32][3];
-            int k = shared_candidates(tn, sc, coll, bytes, cand);
+            plan_query q = world_query(tn->world, coll, bytes);
+            plan_candidate c[32];
+            int k = distinct_candidates(&q, c, 32);
             for (int i = 0; i < k; i++) {
-                plan_algo algo = (plan_algo)cand[i][0];
-                lane_id lane = (lane_id)cand[i][1], stripe = (lane_id)cand[i][2];
-                force_candidate(coll, algo, lane, stripe);
-                run_collective(comm, coll, bytes, b);
-                const plan_choice *ran = sc ? coll_last_choice() : NULL;
-                int ok = !sc || (ran && ran->algo == algo &&
-                                 (coll == CORE_COLL_BARRIER || (ran->lane == lane && ran->stripe == stripe)));
-                int all_ok = 0;
-                PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-                if (!all_ok)
+                double t, model;
+                if (!measure_forced(&tn->mo, coll, c[i].algo, c[i].lane, c[i].stripe, bytes, b, &t, &model))
                     continue;
-                double model = sc ? ran->model_ns : 0;
-                coll_arg a = {comm, coll, bytes, b};
-                double t = measure_median_ns(&tn->mo, coll_once, &a, sc != NULL);
                 if (tn->rank == 0 && tn->ncalib < MAX_CALIB && model > 0) {
                     calib_point *p = &tn->calib[tn->ncalib++];
-                    plan_factor_key(p->key, sizeof p->key, coll, algo, lane, stripe, bytes, n);
+                    plan_factor_key(p->key, sizeof p->key, coll, c[i].algo, c[i].lane, c[i].stripe, bytes, tn->size);
                     p->bytes = bytes;
                     p->measured_ns = t;
                     p->formula_ns = model;
@@ -289,8 +237,6 @@ static void calibrate_team(tuner *tn, int n, const size_t *sizes, int nsizes, co
         }
     }
     measure_force(NULL, NULL);
-    if (comm != MPI_COMM_NULL)
-        MPI_Comm_free(&comm);
 }
 
 static void calibrate(tuner *tn, plan_model *m)
@@ -303,10 +249,7 @@ static void calibrate(tuner *tn, plan_model *m)
     int nsizes = tn->quick ? 4 : 11;
     coll_buffers b = {0};
     coll_buffers_reserve(&b, sizes[nsizes - 1], tn->size);
-    /* On the whole world only: a smaller team inside this job would wait
-     * and share cores unlike a job of its size. Other sizes come from runs
-     * at those sizes (--merge); the planner takes the nearest (plan_factor_key). */
-    calibrate_team(tn, tn->size, sizes, nsizes, &b);
+    calibrate_world(tn, sizes, nsizes, &b);
     coll_buffers_free(&b);
 
     /* Geometric mean of measured/modelled per key, kept within [1/8, 8]:
