@@ -76,7 +76,7 @@ int evaluate_main(int argc, char **argv)
     }
     shim_comm *world = shim_comm_team(MPI_COMM_WORLD);
     if (!world)
-        measure_fail("evaluate: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE, several nodes, or "
+        measure_fail_all("evaluate: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE, several nodes, or "
                      "no shared memory)");
     plan_model tuned = *plan_model_get(), defaults;
     plan_model_defaults(&defaults);

@@ -14,20 +14,38 @@ const core_coll measure_colls[] = {
 };
 const int measure_ncolls = (int)(sizeof measure_colls / sizeof measure_colls[0]);
 
-_Noreturn void measure_fail(const char *fmt, ...)
+static _Noreturn void fail_v(bool print, const char *fmt, va_list ap)
 {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
+    if (print) {
         fprintf(stderr, "shoal: ");
         vfprintf(stderr, fmt, ap);
         fprintf(stderr, "\n");
-        va_end(ap);
+        fflush(stderr);
     }
     PMPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
+}
+
+_Noreturn void measure_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(true, fmt, ap);
+}
+
+_Noreturn void measure_fail_all(const char *fmt, ...)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) {
+        /* Rank 0 prints and aborts; an early abort from here could have the
+         * launcher kill rank 0 before its message is out. */
+        struct timespec pause = {10, 0};
+        nanosleep(&pause, NULL);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(rank == 0, fmt, ap);
 }
 
 static int by_value(const void *a, const void *b)

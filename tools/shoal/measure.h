@@ -59,7 +59,9 @@ int distinct_candidates(const plan_query *q, plan_candidate *out, int max);
 /* Median of v[0..n) (reorders v). */
 double median_of(double *v, int n);
 
-/* A world-wide fatal error, printed once by rank 0. */
+/* A fatal error seen by this rank alone: printed here, then the job aborts. */
 _Noreturn void measure_fail(const char *fmt, ...);
+/* A fatal error every rank reaches together: printed once, by rank 0. */
+_Noreturn void measure_fail_all(const char *fmt, ...);
 
 #endif

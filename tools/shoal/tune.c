@@ -367,7 +367,7 @@ int tune_main(int argc, char **argv)
     }
     tn->world = shim_comm_team(MPI_COMM_WORLD);
     if (!tn->world)
-        measure_fail("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
+        measure_fail_all("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
                      "nodes, or no shared memory); run it on one node with shoal enabled");
     tn->pair_index = tn->rank / 2;
     bool odd_out = tn->size % 2 && tn->rank == tn->size - 1;
@@ -403,7 +403,7 @@ int tune_main(int argc, char **argv)
         int bad = tn->rank == 0 ? plan_model_load(&m, path, true, why, sizeof why) : 0;
         PMPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (bad)
-            measure_fail("tune --merge: %s is not a usable tuning file (%s)", path, why);
+            measure_fail_all("tune --merge: %s is not a usable tuning file (%s)", path, why);
         PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (tn->size > 2) {
             double all = flat_barrier_ns(tn, &tn->world->team);
