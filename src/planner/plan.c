@@ -144,8 +144,8 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_MOVE_PULL:
         switch (q->coll) {
         case CORE_COLL_GATHER:
-        case CORE_COLL_GATHERV: /* the root reads every block */
-            return maxd((n - 1) * xfer(p, l, S, 1), copy_ns(p, S));
+        case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
+            return (n - 1) * xfer(p, l, S, 1) + copy_ns(p, S);
         case CORE_COLL_SCATTER:
         case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
             return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
@@ -168,7 +168,7 @@ static double price_striped_pull(const pricing *p, double share)
     int ppn = q->ppn > q->n ? q->ppn : q->n;
     switch (q->coll) {
     case CORE_COLL_GATHER:
-        return maxd((n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, 1), copy_ns(p, S));
+        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, 1) + copy_ns(p, S);
     case CORE_COLL_SCATTER: /* the root sends every host share */
         return maxd(maxd(xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn), (n - 1) * xfer(p, LANE_HOST, S * share, 1)),
                     copy_ns(p, S));
