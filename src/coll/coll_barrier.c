@@ -20,6 +20,7 @@ static plan_choice choose(coll_team *t, core_coll coll, size_t bytes)
         .bytes = bytes,
         .n = t->n,
         .ppn = t->node_ranks,
+        .cores = t->node_cores,
         .window = t->lane.stage_size,
     };
     for (int l = 0; l < LANE_COUNT; l++)

@@ -125,6 +125,7 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->info = (coll_rank_info *)(base + l.info);
     t->wait = core_wait_policy_for(node_ranks, node_cores);
     t->node_ranks = node_ranks;
+    t->node_cores = node_cores;
     t->doing = "communicator setup";
     t->pids = calloc((size_t)n, sizeof *t->pids);
     t->seen = calloc((size_t)n, sizeof *t->seen);

@@ -64,6 +64,7 @@ typedef struct coll_team {
     uint64_t reuse_epoch[LANE_ROUNDS]; /* peers are done with buffer b once they reach it */
     core_wait_policy wait;
     int node_ranks;            /* ranks of the whole job on this node (ppn) */
+    int node_cores;            /* cores those ranks run on */
     coll_plan_entry plan_cache[COLL_PLAN_CACHE];
     const char *doing;         /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */

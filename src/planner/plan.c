@@ -38,16 +38,26 @@ typedef struct pricing {
     const plan_model *m;
 } pricing;
 
-/* Moving bytes on lane l while `movers` processes move data at once; the
- * cells lane pays a handoff per extra round of its window. */
+static int team_ppn(const plan_query *q) { return q->ppn > q->n ? q->ppn : q->n; }
+
+/* Beyond sync_ns, what a step waiting on one peer costs: the peer's wait
+ * for a core when the node is oversubscribed. */
+static double oversub_ns(const pricing *p) { return plan_oversub_ns(p->m, team_ppn(p->q), p->q->cores); }
+
+/* One rank sees one peer's post. */
+static double step_ns(const pricing *p) { return p->m->sync_ns + oversub_ns(p); }
+
+/* Moving bytes on lane l while `movers` processes move data at once, on
+ * the cores they share; the cells lane pays a handoff per extra round of
+ * its window. */
 static double xfer(const pricing *p, lane_id l, double bytes, int movers)
 {
     if (bytes <= 0)
         return 0;
-    double t = plan_lane_time(&p->m->lane[l], bytes, movers);
+    double t = plan_lane_time(&p->m->lane[l], bytes, movers) * plan_cpu_share(movers, p->q->cores);
     if (l == LANE_CELLS && p->q->window) {
         double rounds = ceil(bytes / (double)p->q->window);
-        t += (rounds - 1) * p->m->sync_ns;
+        t += (rounds - 1) * step_ns(p);
     }
     return t;
 }
@@ -64,11 +74,16 @@ static double xfer_striped(const pricing *p, lane_id l, lane_id stripe, double s
 /* One step in which a rank waits for every other rank of n. */
 static double sync_all(const pricing *p, int n)
 {
-    return n <= 1 ? 0 : p->m->sync_ns + p->m->sync_per_peer_ns * (n - 2);
+    return n <= 1 ? 0 : step_ns(p) + p->m->sync_per_peer_ns * (n - 2);
 }
 
 static double copy_ns(const pricing *p, double bytes) { return bytes / p->m->copy_bw; }
 static double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->reduce_bw; }
+/* A reduction every rank of the node does at once, on the cores they share. */
+static double reduce_all_ns(const pricing *p, double bytes)
+{
+    return reduce_ns(p, bytes) * plan_cpu_share(team_ppn(p->q), p->q->cores);
+}
 static double maxd(double a, double b) { return a > b ? a : b; }
 static double log_ceil(int n, int base)
 {
@@ -84,22 +99,22 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
 {
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
-    int ppn = q->ppn > q->n ? q->ppn : q->n;
+    int ppn = team_ppn(q);
     bool put = l == LANE_CMA;
     switch (a) {
     case PLAN_BARRIER_FLAT: return sync_all(p, q->n);
-    case PLAN_BARRIER_DISSEMINATION: return log_ceil(q->n, 2) * p->m->sync_ns;
+    case PLAN_BARRIER_DISSEMINATION: return log_ceil(q->n, 2) * step_ns(p);
 
     case PLAN_BCAST_FLAT:
         if (l == LANE_HOST) /* the root sends every copy itself */
             return (n - 1) * xfer(p, l, S, 1);
         if (put) /* readers read (n-1)/n, the root writes the rest into each */
-            return xfer(p, l, S * (n - 1) / n, ppn) + p->m->sync_ns;
+            return xfer(p, l, S * (n - 1) / n, ppn) + step_ns(p);
         return xfer(p, l, S, ppn);
     case PLAN_BCAST_TREE: {
         double depth = log_ceil(q->n, fanout), c = chunk < S ? (double)chunk : S;
         double chunks = ceil(S / c);
-        return (depth + chunks - 1) * xfer(p, l, c, ppn);
+        return (depth + chunks - 1) * (xfer(p, l, c, ppn) + oversub_ns(p));
     }
 
     case PLAN_REDUCE_FLAT:
@@ -107,11 +122,11 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
             return xfer(p, l, S, ppn) + (n - 1) * reduce_ns(p, S);
         return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
     case PLAN_REDUCE_TREE:
-        return log_ceil(q->n, 2) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+        return log_ceil(q->n, 2) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + oversub_ns(p));
     case PLAN_REDUCE_SLICED: {
         double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
-        double t_root = (n - 1) * (xfer(p, l, root, ppn) + reduce_ns(p, root));
-        double t_other = (n - 1) * (xfer(p, l, other, ppn) + reduce_ns(p, other));
+        double t_root = (n - 1) * (xfer(p, l, root, ppn) + reduce_all_ns(p, root));
+        double t_other = (n - 1) * (xfer(p, l, other, ppn) + reduce_all_ns(p, other));
         if (put)
             t_other += xfer(p, l, other, ppn);
         else
@@ -123,23 +138,23 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
 
     case PLAN_ALLREDUCE_FLAT:
         if (l == LANE_CELLS)
-            return sync_all(p, q->n) + xfer(p, l, S, ppn) + (n - 1) * reduce_ns(p, S);
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+            return sync_all(p, q->n) + xfer(p, l, S, ppn) + (n - 1) * reduce_all_ns(p, S);
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
     case PLAN_ALLREDUCE_SLICED: {
         double s = S / n;
-        double reduce_phase = (n - 1) * (xfer(p, l, s, ppn) + reduce_ns(p, s));
+        double reduce_phase = (n - 1) * (xfer(p, l, s, ppn) + reduce_all_ns(p, s));
         double spread_phase = (n - 1) * xfer(p, l, s, ppn);
         return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, q->n);
     }
     case PLAN_ALLREDUCE_GATHERED:
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
 
     case PLAN_RSB_OWN:
         if (l == LANE_CELLS) /* every rank stages all n blocks */
-            return sync_all(p, q->n) + xfer(p, l, S * n, ppn) + (n - 1) * reduce_ns(p, S);
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+            return sync_all(p, q->n) + xfer(p, l, S * n, ppn) + (n - 1) * reduce_all_ns(p, S);
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
     case PLAN_RSB_GATHERED:
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_ns(p, S));
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
 
     case PLAN_MOVE_PULL:
         switch (q->coll) {
@@ -150,7 +165,7 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
         case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
             return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
         default: /* allgather, alltoall: every rank reads n-1 blocks */
-            return (n - 1) * xfer(p, l, S, ppn) + copy_ns(p, S) * 0.5;
+            return (n - 1) * xfer(p, l, S, ppn) + copy_ns(p, S) * 0.5 * plan_cpu_share(ppn, q->cores);
         }
     case PLAN_MOVE_PUSH: /* every rank writes its block into the root at once */
         return maxd(xfer(p, l, S, ppn), copy_ns(p, S));
@@ -165,7 +180,7 @@ static double price_striped_pull(const pricing *p, double share)
 {
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
-    int ppn = q->ppn > q->n ? q->ppn : q->n;
+    int ppn = team_ppn(q);
     switch (q->coll) {
     case CORE_COLL_GATHER:
         return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, 1) + copy_ns(p, S);
@@ -173,7 +188,7 @@ static double price_striped_pull(const pricing *p, double share)
         return maxd(maxd(xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn), (n - 1) * xfer(p, LANE_HOST, S * share, 1)),
                     copy_ns(p, S));
     default:
-        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn) + copy_ns(p, S) * 0.5;
+        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn) + copy_ns(p, S) * 0.5 * plan_cpu_share(ppn, q->cores);
     }
 }
 
@@ -181,7 +196,7 @@ static double price_striped_pull(const pricing *p, double share)
  * modelled throughput for large blocks at this ppn. */
 static double stripe_share(const pricing *p)
 {
-    int ppn = p->q->ppn > p->q->n ? p->q->ppn : p->q->n;
+    int ppn = team_ppn(p->q);
     double big = 1 << 20;
     double t_host = plan_lane_time(&p->m->lane[LANE_HOST], big, ppn);
     double t_cma = plan_lane_time(&p->m->lane[LANE_CMA], big, ppn);

@@ -50,6 +50,7 @@ typedef struct plan_query {
                            0 for the v-variants, whose sizes no rank knows in full */
     int n;              /* ranks in the team */
     int ppn;            /* processes of the node that move data at once (>= n) */
+    int cores;          /* cores those processes run on; 0: as many as they need */
     bool usable[LANE_COUNT];
     size_t window;      /* cells lane window per round */
 } plan_query;

@@ -20,6 +20,7 @@ void plan_model_defaults(plan_model *m)
     m->lane[LANE_HOST] = (lane_cost)LANE_HOST_DEFAULT_COST;
     m->sync_ns = 150;
     m->sync_per_peer_ns = 40;
+    m->oversub_step_ns = 1000; /* about a scheduler hand-over on Linux */
     m->copy_bw = 10;
     m->reduce_bw = 8;
     snprintf(m->source, sizeof m->source, "built-in defaults");
@@ -31,6 +32,16 @@ double plan_lane_time(const lane_cost *c, double bytes, int ppn)
         ppn = 1;
     double bw = c->bw_dedicated + c->bw_shared / ppn;
     return c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + (bw > 0 ? bytes / bw : 0);
+}
+
+double plan_cpu_share(int movers, int cores)
+{
+    return cores > 0 && movers > cores ? (double)movers / cores : 1;
+}
+
+double plan_oversub_ns(const plan_model *m, int ppn, int cores)
+{
+    return cores > 0 && ppn > cores ? m->oversub_step_ns * ppn / cores : 0;
 }
 
 /* Index of key in the sorted factors, or where it would go (negated - 1). */
@@ -169,10 +180,11 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         }
         m->sync_ns = core_json_number(root, "sync_ns", m->sync_ns);
         m->sync_per_peer_ns = core_json_number(root, "sync_per_peer_ns", m->sync_per_peer_ns);
+        m->oversub_step_ns = core_json_number(root, "oversub_step_ns", m->oversub_step_ns);
         m->copy_bw = core_json_number(root, "copy_bw", m->copy_bw);
         m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
         if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->reduce_bw) ||
-                        m->sync_per_peer_ns < 0)) {
+                        m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
             snprintf(why, whylen, "machine figures are impossible");
             rc = -1;
         }
@@ -220,8 +232,10 @@ int plan_model_save(const plan_model *m, const char *path)
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     fprintf(f, "{\n  \"shoal_tuning\": %d,\n  \"machine\": \"%s\",\n  \"measured\": \"%s\",\n", PLAN_TUNING_VERSION,
             machine, when);
-    fprintf(f, "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"copy_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n",
-            m->sync_ns, m->sync_per_peer_ns, m->copy_bw, m->reduce_bw);
+    fprintf(f,
+            "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"oversub_step_ns\": %.3f,\n  \"copy_bw\": %.4f,\n"
+            "  \"reduce_bw\": %.4f,\n",
+            m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->reduce_bw);
     fprintf(f, "  \"lanes\": {\n");
     for (int l = 0; l < LANE_COUNT; l++) {
         const lane_cost *c = &m->lane[l];

@@ -5,6 +5,10 @@
  *     latency + overhead + s * per_byte + s / (bw_dedicated + bw_shared / ppn)
  * and the machine adds a few figures of its own: the time for a post to be
  * seen by a waiting rank, the copy and reduction bandwidths of one core.
+ * When the node's processes outnumber its cores (oversubscription), each
+ * mover gets cores/ppn of a core, so a transfer takes ppn/cores as long,
+ * and every step in which a rank waits for one particular peer costs the
+ * peer's wait for a core as well: oversub_step_ns * ppn / cores.
  * Algorithm formulas (plan.c) combine these; a calibration factor per
  * (collective, algorithm, lane, size, team size), measured by `shoal tune`,
  * corrects what the formulas leave out.
@@ -22,7 +26,7 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 3
+#define PLAN_TUNING_VERSION 4
 #define PLAN_MAX_FACTORS 4096
 
 typedef struct plan_factor {
@@ -34,6 +38,7 @@ typedef struct plan_model {
     lane_cost lane[LANE_COUNT];
     double sync_ns;           /* one rank sees another's post */
     double sync_per_peer_ns;  /* more per extra rank waited for */
+    double oversub_step_ns;   /* a dependent step, oversubscribed, per ppn/cores */
     double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
     double reduce_bw;         /* reduction output, bytes per ns, one core */
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
@@ -66,8 +71,15 @@ int plan_model_save(const plan_model *m, const char *path);
 /* Where the tuning file is looked for. */
 void plan_tuning_path(char *buf, size_t len);
 
-/* Modelled time of moving bytes on lane c with ppn movers at once. */
+/* Modelled time of moving bytes on lane c with ppn movers at once, each on
+ * a core of its own. */
 double plan_lane_time(const lane_cost *c, double bytes, int ppn);
+/* How much longer work takes when `movers` processes share `cores` cores
+ * (cores 0: unknown, taken as enough): 1, or movers / cores. */
+double plan_cpu_share(int movers, int cores);
+/* What a dependent step costs beyond sync_ns when ppn processes share
+ * `cores` cores: 0 unless oversubscribed. */
+double plan_oversub_ns(const plan_model *m, int ppn, int cores);
 /* The calibration factor for key, 1 when none was measured. */
 double plan_model_factor(const plan_model *m, const char *key);
 /* The same, saying whether one was measured. */

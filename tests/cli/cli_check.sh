@@ -40,11 +40,11 @@ expect 0 "wrote $tmp/tuning.json" -- "${launch[@]}" -np 2 "$shoal" tune --quick 
 python3 - "$tmp/tuning.json" "$tmp/samples.json" <<'PY' || fail "the tuning file or the samples are not as written"
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert t["shoal_tuning"] == 3, "version"
+assert t["shoal_tuning"] == 4, "version"
 for lane in ("cells", "cma", "host"):
     c = t["lanes"][lane]
     assert c["latency_ns"] > 0 and c["bw_dedicated"] + c["bw_shared"] > 0, lane
-assert t["copy_bw"] > 0 and t["reduce_bw"] > 0 and t["sync_ns"] > 0
+assert t["copy_bw"] > 0 and t["reduce_bw"] > 0 and t["sync_ns"] > 0 and t["oversub_step_ns"] >= 0
 assert len(t["factors"]) >= 20, "calibration factors"
 assert all(0.125 <= f <= 8 for f in t["factors"].values())
 s = json.load(open(sys.argv[2]))

@@ -11,6 +11,10 @@
 #include "plan_fit.h"
 #include "unit.h"
 
+#define STRINGIFY(x) #x
+#define TUNING_VERSION_OF(x) STRINGIFY(x)
+#define TUNING_VERSION TUNING_VERSION_OF(PLAN_TUNING_VERSION)
+
 static bool close_to(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b) + 1e-9; }
 
 static void test_model_and_fit(void)
@@ -88,7 +92,7 @@ static void test_tuning_file(void)
     CHECK(plan_model_factor(&back, "bcast/flat/cells/small") == 1.0, "absent factor is 1");
 
     /* Corrupt: truncated JSON. */
-    write_file(path, "{\"shoal_tuning\": 3, \"lanes\": {\"cma\": {\"bw_dedicated\": ");
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": ");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "corrupt file accepted");
     CHECK(strstr(why, "line") != NULL, "corrupt: no line in '%s'", why);
     CHECK(back.lane[LANE_CMA].bw_dedicated == lane_cma.default_cost.bw_dedicated, "corrupt left figures");
@@ -98,21 +102,21 @@ static void test_tuning_file(void)
           "missing file accepted");
 
     /* Unknown fields are ignored, missing ones keep defaults. */
-    write_file(path, "{\"shoal_tuning\": 3, \"future\": [1, 2, {\"x\": null}], \"sync_ns\": 99,"
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"future\": [1, 2, {\"x\": null}], \"sync_ns\": 99,"
                      " \"lanes\": {\"cells\": {\"bw_dedicated\": 5.5, \"colour\": \"blue\"}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "unknown fields: %s", why);
     CHECK(back.sync_ns == 99 && back.lane[LANE_CELLS].bw_dedicated == 5.5, "unknown fields changed values");
     CHECK(back.lane[LANE_CELLS].latency_ns == lane_cells.default_cost.latency_ns, "missing field not default");
 
     /* Another machine, another version, impossible figures. */
-    write_file(path, "{\"shoal_tuning\": 3, \"machine\": \"a faraway computer, 1024 cores\"}");
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"machine\": \"a faraway computer, 1024 cores\"}");
     CHECK(plan_model_load(&back, path, true, why, sizeof why) != 0 && strstr(why, "faraway"),
           "foreign machine accepted: %s", why);
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "machine check when not asked");
     write_file(path, "{\"shoal_tuning\": 99}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0 && strstr(why, "version"),
           "other version accepted: %s", why);
-    write_file(path, "{\"shoal_tuning\": 3, \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "negative bandwidth accepted");
     write_file(path, "[1, 2, 3]");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "array accepted");
@@ -263,10 +267,76 @@ static void test_choices(void)
     plan_model_reload();
 }
 
+/* Modelled time of candidate (algo, lane) for q; negative when absent. */
+static double candidate_ns(const plan_query *q, plan_algo algo, lane_id lane)
+{
+    plan_candidate c[64];
+    int k = plan_candidates(q, c, 64);
+    for (int i = 0; i < k; i++)
+        if (c[i].algo == algo && c[i].lane == lane && c[i].stripe == LANE_COUNT)
+            return c[i].formula_ns * c[i].factor;
+    return -1;
+}
+
+/* More ranks than cores: transfers share the cores, and a step waiting on
+ * one peer pays for that peer's wait for a core. */
+static void test_oversubscription(void)
+{
+    CHECK(plan_cpu_share(8, 2) == 4 && plan_cpu_share(2, 2) == 1 && plan_cpu_share(8, 0) == 1, "cpu share");
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    setenv("SHOAL_TUNING_FILE", path, 1);
+    unsetenv("SHOAL_ALGO");
+    unsetenv("SHOAL_LANES");
+    core_config_reload();
+    plan_model m, back;
+    plan_model_defaults(&m);
+    m.oversub_step_ns = 2000;
+    CHECK(plan_oversub_ns(&m, 8, 2) == 8000 && plan_oversub_ns(&m, 2, 2) == 0 && plan_oversub_ns(&m, 8, 0) == 0,
+          "oversubscribed step");
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    char why[512];
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0 && close_to(back.oversub_step_ns, 2000, 1e-9),
+          "oversub_step_ns round trip: %s", why);
+    plan_model_reload();
+
+    plan_query q = {.coll = CORE_COLL_BARRIER, .n = 8, .ppn = 8, .cores = 2, .window = 128 << 10,
+                    .usable = {true, true, true}};
+    double flat = candidate_ns(&q, PLAN_BARRIER_FLAT, LANE_CELLS);
+    double dissemination = candidate_ns(&q, PLAN_BARRIER_DISSEMINATION, LANE_CELLS);
+    CHECK(close_to(dissemination, 3 * (m.sync_ns + 8000), 1e-9), "dissemination: 3 steps, each waiting for a core: %g",
+          dissemination);
+    CHECK(plan_choose(&q).algo == PLAN_BARRIER_FLAT && flat < dissemination, "oversubscribed barrier not flat");
+    q.cores = 8;
+    CHECK(candidate_ns(&q, PLAN_BARRIER_DISSEMINATION, LANE_CELLS) < dissemination / 10,
+          "a barrier with a core per rank priced as oversubscribed");
+
+    q = (plan_query){.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 8, .ppn = 8, .cores = 8, .window = 128 << 10,
+                     .usable = {true, true, true}};
+    double own_cores = candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CELLS);
+    q.cores = 2;
+    double shared = candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CELLS);
+    CHECK(shared > 3.5 * own_cores && shared < 4.5 * own_cores, "8 readers on 2 cores: %g vs %g on 8", shared,
+          own_cores);
+
+    /* A gather's push overlaps the root's own copy with the writers; its
+     * pull copies, then reads. */
+    q = (plan_query){.coll = CORE_COLL_GATHER, .bytes = 4 << 20, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
+                     .usable = {true, true, true}};
+    CHECK(candidate_ns(&q, PLAN_MOVE_PUSH, LANE_CMA) < candidate_ns(&q, PLAN_MOVE_PULL, LANE_CMA),
+          "4 MB gather: pull priced below push");
+    unlink(path);
+    unsetenv("SHOAL_TUNING_FILE");
+    core_config_reload();
+    plan_model_reload();
+}
+
 int main(void)
 {
     test_model_and_fit();
     test_tuning_file();
     test_choices();
+    test_oversubscription();
     return unit_done("test_planner");
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan.h"
 #include "shoal_cli.h"
@@ -15,7 +16,7 @@ static int fail(const char *msg, const char *arg)
 int explain_main(int argc, char **argv)
 {
     if (argc < 3)
-        return fail("usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--lanes LIST] [--window BYTES]", NULL);
+        return fail("usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES]", NULL);
     int coll = core_coll_from_name(argv[1]);
     if (coll < 0 || coll == CORE_COLL_GATHERV || coll == CORE_COLL_SCATTERV || coll == CORE_COLL_ALLGATHERV ||
         coll == CORE_COLL_ALLTOALLV)
@@ -33,6 +34,10 @@ int explain_main(int argc, char **argv)
             q.n = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--ppn") && i + 1 < argc) {
             ppn = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--cores") && i + 1 < argc) {
+            q.cores = atoi(argv[++i]);
+            if (q.cores < 1)
+                return fail("--cores must be at least 1", argv[i]);
         } else if (!strcmp(argv[i], "--window") && i + 1 < argc) {
             if (!core_parse_size(argv[++i], &q.window))
                 return fail("--window needs a size", argv[i]);
@@ -47,10 +52,14 @@ int explain_main(int argc, char **argv)
     if (q.n < 1)
         return fail("-np must be at least 1", NULL);
     q.ppn = ppn > q.n ? ppn : q.n;
+    if (!q.cores) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        q.cores = online > 0 ? (int)online : 1;
+    }
 
     const plan_model *m = plan_model_get();
-    printf("%s of %zu bytes on %d ranks (%d processes of the node moving data at once)\n", argv[1], bytes, q.n,
-           q.ppn);
+    printf("%s of %zu bytes on %d ranks (%d processes of the node moving data at once, on %d cores%s)\n", argv[1],
+           bytes, q.n, q.ppn, q.cores, q.ppn > q.cores ? ": oversubscribed" : "");
     printf("figures: %s%s%s\n", m->source, m->machine[0] ? ", measured on " : "", m->machine);
     const core_config *cfg = core_config_get();
     if (cfg->lanes[0] || cfg->algo[0])

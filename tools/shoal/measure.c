@@ -201,7 +201,7 @@ bool measure_forced(const measure_opts *o, core_coll coll, plan_algo algo, lane_
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)
 {
     const coll_team *t = &sc->team;
-    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .window = t->lane.stage_size};
+    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .cores = t->node_cores, .window = t->lane.stage_size};
     for (int l = 0; l < LANE_COUNT; l++)
         q.usable[l] = t->lanes[l] != NULL;
     return q;

@@ -182,8 +182,12 @@ static void measure_lanes(tuner *tn, plan_model *m)
                            lane_time(tn, (lane_id)l, sizes[i], movers[k], send, recv));
         plan_sample fit[MAX_SAMPLES];
         int nfit = 0;
-        for (int i = first; i < tn->nsamples; i++)
-            fit[nfit++] = tn->samples[i].s;
+        for (int i = first; i < tn->nsamples; i++) {
+            /* The model's lane figures are for movers on cores of their own. */
+            plan_sample s = tn->samples[i].s;
+            s.ns /= plan_cpu_share(s.movers, tn->world->team.node_cores);
+            fit[nfit++] = s;
+        }
         lane_cost c;
         double err = plan_fit_lane(fit, nfit, latency, &c);
         if (tn->rank == 0) {
@@ -276,6 +280,7 @@ static void calibrate(tuner *tn, plan_model *m)
 
 static void write_samples(const tuner *tn, const plan_model *m, const char *path)
 {
+    int cores = tn->world->team.node_cores;
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "shoal tune: cannot write %s: %s\n", path, strerror(errno));
@@ -292,7 +297,8 @@ static void write_samples(const tuner *tn, const plan_model *m, const char *path
         fprintf(f, "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
                    "\"modelled_ns\": %.1f}",
                 i ? "," : "", plan_lane_name(s->lane), s->s.bytes, s->s.movers, s->s.ns,
-                plan_lane_time(&m->lane[s->lane], s->s.bytes, s->s.movers));
+                plan_lane_time(&m->lane[s->lane], s->s.bytes, s->s.movers) *
+                    plan_cpu_share(s->s.movers, cores));
     }
     fprintf(f, "\n  ],\n  \"calibration\": [");
     for (int i = 0; i < tn->ncalib; i++)
@@ -312,13 +318,36 @@ static void usage_error(const char *msg, const char *arg)
                 msg, arg ? ": " : "", arg ? arg : "");
 }
 
-static double flat_barrier_ns(tuner *tn, coll_team *t)
+/* A barrier on t (NULL: this rank sits out) with the algorithm forced. */
+static double barrier_ns(tuner *tn, coll_team *t, const char *algo)
 {
-    measure_force("barrier:flat", NULL);
+    measure_force(algo, NULL);
     team_arg a = {t};
     double ns = measure_median_ns(&tn->mo, barrier_once, &a, t != NULL);
     measure_force(NULL, NULL);
     return ns;
+}
+
+/* Among all ranks: what a flat barrier costs per rank beyond two, and, when
+ * the ranks outnumber the cores, what a step waiting on one peer costs
+ * beyond sync_ns (a dissemination barrier is nothing but such steps). */
+static void measure_world_sync(tuner *tn, plan_model *m)
+{
+    if (tn->size <= 2)
+        return;
+    coll_team *world = &tn->world->team;
+    double share = plan_cpu_share(world->node_ranks, world->node_cores);
+    if (share > 1) {
+        double dissemination = barrier_ns(tn, world, "barrier:dissemination");
+        double extra = dissemination / ceil(log2(tn->size)) - m->sync_ns;
+        m->oversub_step_ns = extra > 0 ? extra / share : 0;
+    }
+    double flat = barrier_ns(tn, world, "barrier:flat");
+    double one = m->sync_ns + plan_oversub_ns(m, world->node_ranks, world->node_cores);
+    m->sync_per_peer_ns = flat > one ? (flat - one) / (tn->size - 2) : 0;
+    if (tn->rank == 0 && share > 1)
+        printf("  sync  %d ranks on %d cores: a step waiting on one peer takes %.0f ns more per ranks/cores\n",
+               world->node_ranks, world->node_cores, m->oversub_step_ns);
 }
 
 /* Relative rms error of the calibrated model over the calibration points. */
@@ -405,21 +434,15 @@ int tune_main(int argc, char **argv)
         if (bad)
             measure_fail_all("tune --merge: %s is not a usable tuning file (%s)", path, why);
         PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
-        if (tn->size > 2) {
-            double all = flat_barrier_ns(tn, &tn->world->team);
-            m.sync_per_peer_ns = all > m.sync_ns ? (all - m.sync_ns) / (tn->size - 2) : 0;
-        }
+        measure_world_sync(tn, &m);
         if (tn->rank == 0)
             printf("  merging into %s: its figures kept, factors for %d ranks measured\n", path, tn->size);
     } else {
         plan_model_defaults(&m);
         m.copy_bw = core_rate(tn, copy_once);
         m.reduce_bw = core_rate(tn, reduce_once);
-        m.sync_ns = flat_barrier_ns(tn, tn->pair && tn->pair_index == 0 ? &tn->pair->team : NULL);
-        if (tn->size > 2) {
-            double all = flat_barrier_ns(tn, &tn->world->team);
-            m.sync_per_peer_ns = all > m.sync_ns ? (all - m.sync_ns) / (tn->size - 2) : 0;
-        }
+        m.sync_ns = barrier_ns(tn, tn->pair && tn->pair_index == 0 ? &tn->pair->team : NULL, "barrier:flat");
+        measure_world_sync(tn, &m);
         if (tn->rank == 0)
             printf("  core  copy %.2f GB/s, float sum %.2f GB/s; sync %.0f ns + %.0f ns per extra rank\n",
                    m.copy_bw, m.reduce_bw, m.sync_ns, m.sync_per_peer_ns);
