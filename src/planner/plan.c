@@ -62,6 +62,16 @@ static double xfer(const pricing *p, lane_id l, double bytes, int movers)
     return t;
 }
 
+/* Reductions read the cells lane in place (lane view): an owner's input
+ * costs one copy into its cells, by every owner at once, not a transfer. */
+static double stage_ns(const pricing *p, double bytes, int movers)
+{
+    double t = p->m->lane[LANE_CELLS].latency_ns + bytes / p->m->copy_bw * plan_cpu_share(movers, p->q->cores);
+    if (p->q->window)
+        t += (ceil(bytes / (double)p->q->window) - 1) * step_ns(p);
+    return t;
+}
+
 /* A transfer striped: share of it on lane `stripe`, the rest on l, one
  * after the other on the reader. */
 static double xfer_striped(const pricing *p, lane_id l, lane_id stripe, double share, double bytes, int movers)
@@ -100,7 +110,7 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
     int ppn = team_ppn(q);
-    bool put = l == LANE_CMA;
+    bool put = l == LANE_CMA, cells = l == LANE_CELLS;
     switch (a) {
     case PLAN_BARRIER_FLAT: return sync_all(p, q->n);
     case PLAN_BARRIER_DISSEMINATION: return log_ceil(q->n, 2) * step_ns(p);
@@ -118,15 +128,18 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     }
 
     case PLAN_REDUCE_FLAT:
-        if (l == LANE_CELLS) /* everyone stages at once; the root reduces from the cells */
-            return xfer(p, l, S, ppn) + (n - 1) * reduce_ns(p, S);
+        if (cells) /* everyone stages at once; the root reduces from the cells */
+            return stage_ns(p, S, ppn) + (n - 1) * reduce_ns(p, S);
         return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
-    case PLAN_REDUCE_TREE:
-        return log_ceil(q->n, 2) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + oversub_ns(p));
+    case PLAN_REDUCE_TREE: /* a level: the children's partials staged or read, then reduced */
+        return log_ceil(q->n, 2) *
+               ((cells ? stage_ns(p, S, ppn) : xfer(p, l, S, ppn)) + reduce_all_ns(p, S) + oversub_ns(p));
     case PLAN_REDUCE_SLICED: {
         double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
-        double t_root = (n - 1) * (xfer(p, l, root, ppn) + reduce_all_ns(p, root));
-        double t_other = (n - 1) * (xfer(p, l, other, ppn) + reduce_all_ns(p, other));
+        double t_root = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, root, ppn)) +
+                        (n - 1) * reduce_all_ns(p, root);
+        double t_other = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, other, ppn)) +
+                         (n - 1) * reduce_all_ns(p, other);
         if (put)
             t_other += xfer(p, l, other, ppn);
         else
@@ -137,12 +150,13 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
         return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S)) + sync_all(p, q->n);
 
     case PLAN_ALLREDUCE_FLAT:
-        if (l == LANE_CELLS)
-            return sync_all(p, q->n) + xfer(p, l, S, ppn) + (n - 1) * reduce_all_ns(p, S);
+        if (cells)
+            return sync_all(p, q->n) + stage_ns(p, S, ppn) + (n - 1) * reduce_all_ns(p, S);
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
     case PLAN_ALLREDUCE_SLICED: {
         double s = S / n;
-        double reduce_phase = (n - 1) * (xfer(p, l, s, ppn) + reduce_all_ns(p, s));
+        double reduce_phase = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, s, ppn)) +
+                              (n - 1) * reduce_all_ns(p, s);
         double spread_phase = (n - 1) * xfer(p, l, s, ppn);
         return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, q->n);
     }
@@ -150,8 +164,8 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
 
     case PLAN_RSB_OWN:
-        if (l == LANE_CELLS) /* every rank stages all n blocks */
-            return sync_all(p, q->n) + xfer(p, l, S * n, ppn) + (n - 1) * reduce_all_ns(p, S);
+        if (cells) /* every rank stages all n blocks */
+            return sync_all(p, q->n) + stage_ns(p, S * n, ppn) + (n - 1) * reduce_all_ns(p, S);
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));

@@ -114,17 +114,18 @@ int evaluate_main(int argc, char **argv)
                         plan_lanes_label(with_tuned.lane, with_tuned.stripe), plan_algo_name(with_default.algo),
                         plan_lanes_label(with_default.lane, with_default.stripe));
             int written = 0;
+            bool ran[32];
+            double t[32], model[32];
+            measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, model);
             for (int i = 0; i < k; i++) {
-                double t, model;
-                if (!measure_forced(&mo, coll, cand[i].algo, cand[i].lane, cand[i].stripe, payload, &b, &t, &model))
+                if (!ran[i])
                     continue;
                 if (rank == 0)
                     fprintf(f, "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
                                "\"modelled_ns\": %.1f}",
                             written++ ? "," : "", plan_algo_name(cand[i].algo),
-                            plan_lanes_label(cand[i].lane, cand[i].stripe), t, cand[i].ns);
+                            plan_lanes_label(cand[i].lane, cand[i].stripe), t[i], cand[i].ns);
             }
-            measure_force(NULL, NULL);
             if (rank == 0) {
                 fprintf(f, "]}");
                 fflush(f);

@@ -179,23 +179,57 @@ static void coll_once(void *p)
     run_collective(MPI_COMM_WORLD, a->coll, a->bytes, a->b);
 }
 
-bool measure_forced(const measure_opts *o, core_coll coll, plan_algo algo, lane_id lane, lane_id stripe,
-                    size_t bytes, coll_buffers *b, double *ns, double *model_ns)
+/* Forces candidate c of coll and runs it once (a warm-up, and the plan
+ * made); true, alike on every rank, when shoal ran it as forced. */
+static bool force_candidate(core_coll coll, const plan_candidate *c, size_t bytes, coll_buffers *b, double *model_ns)
 {
     char spec[96];
-    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(algo));
-    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(lane, stripe));
+    snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(c->algo));
+    measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(c->lane, c->stripe));
     run_collective(MPI_COMM_WORLD, coll, bytes, b);
     const plan_choice *ran = coll_last_choice();
-    int ok = ran && ran->algo == algo && (coll == CORE_COLL_BARRIER || (ran->lane == lane && ran->stripe == stripe));
+    int ok = ran && ran->algo == c->algo &&
+             (coll == CORE_COLL_BARRIER || (ran->lane == c->lane && ran->stripe == c->stripe));
     int all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!all_ok)
-        return false;
-    *model_ns = ran->model_ns;
+    if (all_ok && model_ns)
+        *model_ns = ran->model_ns;
+    return all_ok;
+}
+
+void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns)
+{
+    enum { MAX_BATCHES = 64 };
     coll_arg a = {coll, bytes, b};
-    *ns = measure_median_ns(o, coll_once, &a, true);
-    return true;
+    long iters[k > 0 ? k : 1];
+    for (int i = 0; i < k; i++) {
+        ran[i] = force_candidate(coll, &cand[i], bytes, b, &model_ns[i]);
+        if (!ran[i])
+            continue;
+        /* Two probes, the faster kept: see measure_median_ns. */
+        double probe = timed_batch(coll_once, &a, 2, true), again = timed_batch(coll_once, &a, 2, true);
+        probe = again < probe ? again : probe;
+        iters[i] = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
+        iters[i] = iters[i] < 1 ? 1 : iters[i] > 20000 ? 20000 : iters[i];
+    }
+    int nb = o->batches < 1 ? 1 : o->batches > MAX_BATCHES ? MAX_BATCHES : o->batches;
+    double (*t)[MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
+    if (!t)
+        measure_fail("out of memory");
+    for (int r = 0; r < nb; r++)
+        for (int j = 0; j < k; j++) {
+            int i = (j + r) % k; /* each round starts elsewhere: no candidate always follows the same one */
+            if (!ran[i])
+                continue;
+            force_candidate(coll, &cand[i], bytes, b, NULL);
+            t[i][r] = timed_batch(coll_once, &a, iters[i], true);
+        }
+    for (int i = 0; i < k; i++)
+        if (ran[i])
+            ns[i] = median_of(t[i], nb);
+    free(t);
+    measure_force(NULL, NULL);
 }
 
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)

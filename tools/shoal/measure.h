@@ -40,11 +40,14 @@ void coll_buffers_free(coll_buffers *b);
  * MPI_* so that it takes shoal's path. Root 0. Nothing on MPI_COMM_NULL. */
 void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b);
 
-/* Times coll of `bytes` on MPI_COMM_WORLD forced to (algo, lane, stripe)
- * (SHOAL_ALGO/SHOAL_LANES stay set). False, alike on every rank, when shoal
- * did not run it so; else the median time and the planner's price of it. */
-bool measure_forced(const measure_opts *o, core_coll coll, plan_algo algo, lane_id lane, lane_id stripe,
-                    size_t bytes, coll_buffers *b, double *ns, double *model_ns);
+/* Times coll of `bytes` on MPI_COMM_WORLD forced to each of the k
+ * candidates in turn, their batches interleaved (a, b, c, a, b, c ...) so
+ * that a slow spell of the machine falls on all of them alike. Per
+ * candidate: ran[i] false, alike on every rank, when shoal did not run it
+ * as forced; else ns[i] its median batch time and model_ns[i] the
+ * planner's price of it. Forcing is cleared afterwards. */
+void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns);
 
 /* The collectives that shoal plans by size. */
 extern const core_coll measure_colls[];

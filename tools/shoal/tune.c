@@ -224,18 +224,17 @@ static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buf
             plan_query q = world_query(tn->world, coll, bytes);
             plan_candidate c[32];
             int k = distinct_candidates(&q, c, 32);
-            for (int i = 0; i < k; i++) {
-                double t, model;
-                if (!measure_forced(&tn->mo, coll, c[i].algo, c[i].lane, c[i].stripe, bytes, b, &t, &model))
-                    continue;
-                if (tn->rank == 0 && tn->ncalib < MAX_CALIB && model > 0) {
+            bool ran[32];
+            double t[32], model[32];
+            measure_candidates(&tn->mo, coll, c, k, bytes, b, ran, t, model);
+            for (int i = 0; i < k; i++)
+                if (ran[i] && tn->rank == 0 && tn->ncalib < MAX_CALIB && model[i] > 0) {
                     calib_point *p = &tn->calib[tn->ncalib++];
                     plan_factor_key(p->key, sizeof p->key, coll, c[i].algo, c[i].lane, c[i].stripe, bytes, tn->size);
                     p->bytes = bytes;
-                    p->measured_ns = t;
-                    p->formula_ns = model;
+                    p->measured_ns = t[i];
+                    p->formula_ns = model[i];
                 }
-            }
             if (coll == CORE_COLL_BARRIER)
                 break;
         }
@@ -243,14 +242,43 @@ static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buf
     measure_force(NULL, NULL);
 }
 
+/* The raw factor of key's size bucket moved by delta ("../b17/n4" and
+ * -1: "../b16/n4"), if that size was calibrated. */
+static bool neighbour_factor(char (*keys)[64], const double *raw, int nkeys, const char *key, int delta,
+                             double *out)
+{
+    const char *b = NULL;
+    for (const char *p = strstr(key, "/b"); p; p = strstr(p + 1, "/b"))
+        b = p;
+    int bucket;
+    char rest[32], want[64];
+    if (!b || sscanf(b, "/b%d%31s", &bucket, rest) != 2)
+        return false;
+    snprintf(want, sizeof want, "%.*s/b%d%s", (int)(b - key), key, bucket + delta, rest);
+    for (int i = 0; i < nkeys; i++)
+        if (!strcmp(keys[i], want)) {
+            *out = raw[i];
+            return true;
+        }
+    return false;
+}
+
+static double median3(double a, double b, double c)
+{
+    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
 static void calibrate(tuner *tn, plan_model *m)
 {
-    /* Odd powers of two: the planner interpolates between them, so the
-     * powers of four a report evaluates fall between calibrated sizes. */
-    static const size_t full[] = {8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 2 << 20, 8 << 20};
+    /* Every power of two: the planner interpolates between neighbours, and
+     * a regime change (a window filled, a lane overtaking another) is at
+     * most a factor of two away from a calibrated size on either side. */
     static const size_t quick[] = {32, 2048, 131072, 2 << 20};
+    size_t full[21];
+    for (int i = 0; i < 21; i++)
+        full[i] = (size_t)8 << i; /* 8 B .. 8 MB */
     const size_t *sizes = tn->quick ? quick : full;
-    int nsizes = tn->quick ? 4 : 11;
+    int nsizes = tn->quick ? 4 : 21;
     coll_buffers b = {0};
     coll_buffers_reserve(&b, sizes[nsizes - 1], tn->size);
     calibrate_world(tn, sizes, nsizes, &b);
@@ -258,6 +286,9 @@ static void calibrate(tuner *tn, plan_model *m)
 
     /* Geometric mean of measured/modelled per key, kept within [1/8, 8]:
      * beyond that the formula is wrong, not uncalibrated. */
+    static char keys[MAX_CALIB][64];
+    static double raw[MAX_CALIB];
+    int nkeys = 0;
     for (int i = 0; i < tn->ncalib; i++) {
         bool done = false;
         for (int j = 0; j < i && !done; j++)
@@ -272,7 +303,19 @@ static void calibrate(tuner *tn, plan_model *m)
                 n++;
             }
         double f = exp(logsum / n);
-        plan_model_set_factor(m, tn->calib[i].key, f < 0.125 ? 0.125 : f > 8 ? 8 : f);
+        snprintf(keys[nkeys], sizeof keys[nkeys], "%s", tn->calib[i].key);
+        raw[nkeys++] = f < 0.125 ? 0.125 : f > 8 ? 8 : f;
+    }
+    /* One timing disturbed by the machine must not steer a choice: where a
+     * size has calibrated neighbours at half and twice its size, its factor
+     * is the median of the three. A real change of regime spans two sizes
+     * or more and stays. */
+    for (int i = 0; i < nkeys; i++) {
+        double below, above, f = raw[i];
+        if (neighbour_factor(keys, raw, nkeys, keys[i], -1, &below) &&
+            neighbour_factor(keys, raw, nkeys, keys[i], +1, &above))
+            f = median3(below, raw[i], above);
+        plan_model_set_factor(m, keys[i], f);
     }
 }
 
@@ -467,9 +510,10 @@ int tune_main(int argc, char **argv)
         }
         before = tn->ncalib ? sqrt(before / tn->ncalib) : 0;
         /* In-sample, the factors fit by construction; what matters is how far
-         * the formulas alone were, and the clamped factors (formula wrong). */
+         * the formulas alone were, and what the clamps (formula wrong) and
+         * the smoothing (a disturbed timing) leave. */
         printf("  calibration: %d timed collectives; the formulas alone were %.0f%% rms off; %d factors in the file; "
-               "%.0f%% rms off after (clamped factors only)\n",
+               "%.0f%% rms off after (clamped or smoothed factors)\n",
                tn->ncalib, 100 * before, m.nfactors, 100 * calibrated_error(tn, &m));
         int err = plan_model_save(&m, path);
         if (err) {

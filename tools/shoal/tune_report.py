@@ -16,6 +16,7 @@ sizes) and DIR/report.md:
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -62,6 +63,25 @@ def choice_quality(ev):
     return within, total, misses
 
 
+def grid_name(ev):
+    """Powers of two are where `shoal tune` calibrates; other sizes are
+    interpolated, out of sample."""
+    sizes = {p["bytes"] for p in ev["points"] if p["bytes"]}
+    if all(s & (s - 1) == 0 for s in sizes):
+        return "powers of 4 (calibrated)"
+    return "between powers of 2"
+
+
+def gain_over_default(ev):
+    """Geometric mean over points of default-choice time / calibrated-choice time."""
+    logs = []
+    for p in ev["points"]:
+        t_cal, t_def = candidate_time(p, p["chosen"]), candidate_time(p, p["default_choice"])
+        if t_cal and t_def:
+            logs.append(math.log(t_def / t_cal))
+    return math.exp(sum(logs) / len(logs)) if logs else 1.0
+
+
 def plot_lanes(samples, path):
     import matplotlib
 
@@ -105,13 +125,15 @@ def report(samples, evals, out):
     lines += ["## Choice quality", "",
               "A point is a (collective, size). The choice is good when its measured time is within "
               f"{int(round((TOLERANCE - 1) * 100))} % of the fastest candidate's.", "",
-              "| np | model | points | good | share |", "|---|---|---|---|---|"]
+              "| np | sizes | model | points | good | share | calibrated vs default (geomean) |",
+              "|---|---|---|---|---|---|---|"]
     all_misses = []
     for ev in evals:
         within, total, misses = choice_quality(ev)
         all_misses += [(ev["np"], m) for m in misses]
         share = 100.0 * within / total if total else 0
-        lines.append(f"| {ev['np']} | {os.path.basename(ev['model'])} | {total} | {within} | {share:.1f} % |")
+        lines.append(f"| {ev['np']} | {grid_name(ev)} | {os.path.basename(ev['model'])} | {total} | {within} | "
+                     f"{share:.1f} % | {gain_over_default(ev):.2f} |")
     lines += ["", "Points where the choice is more than 10 % slower than the fastest:", "",
               "| np | collective | size | chosen | its time (us) | fastest | its time (us) | ratio |",
               "|---|---|---|---|---|---|---|---|"]
@@ -153,7 +175,7 @@ def main():
         if "lanes" not in samples:
             sys.exit("tune_report: not the output of shoal tune --samples")
         plot_lanes(samples, os.path.join(args.out, "lanes.png"))
-    report(samples, sorted(evals, key=lambda e: e["np"]), args.out)
+    report(samples, sorted(evals, key=lambda e: (e["np"], grid_name(e))), args.out)
     print(f"wrote {os.path.join(args.out, 'report.md')}")
 
 
