@@ -265,8 +265,11 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
-        coll_round_begin(t, true);
-        lane->expose(&t->lane, 0, src + base * esize, k * esize);
+        /* The root reads its own input where it is: exposing it would be a
+         * wasted copy into the cells. */
+        coll_round_begin(t, t->me != root);
+        if (t->me != root)
+            lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         done = coll_next_epoch(t);
         if (t->me == root) {
