@@ -128,12 +128,12 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     }
 
     case PLAN_REDUCE_FLAT:
-        if (cells) /* everyone stages at once; the root reduces from the cells */
-            return stage_ns(p, S, ppn) + (n - 1) * reduce_ns(p, S);
-        return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
-    case PLAN_REDUCE_TREE: /* a level: the children's partials staged or read, then reduced */
+        if (cells) /* everyone stages at once; the root waits for all, reduces from the cells */
+            return sync_all(p, q->n) + stage_ns(p, S, ppn) + (n - 1) * reduce_ns(p, S);
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
+    case PLAN_REDUCE_TREE: /* a level: wait for the children, stage or read their partials, reduce */
         return log_ceil(q->n, 2) *
-               ((cells ? stage_ns(p, S, ppn) : xfer(p, l, S, ppn)) + reduce_all_ns(p, S) + oversub_ns(p));
+               (step_ns(p) + (cells ? stage_ns(p, S, ppn) : xfer(p, l, S, ppn)) + reduce_all_ns(p, S));
     case PLAN_REDUCE_SLICED: {
         double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
         double t_root = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, root, ppn)) +
