@@ -444,6 +444,9 @@ int tune_main(int argc, char **argv)
     if (!tn->world)
         measure_fail_all("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
                      "nodes, or no shared memory); run it on one node with shoal enabled");
+    /* Ranks sharing cores time with more spread: more batches for the median. */
+    if (!tn->quick && plan_cpu_share(tn->world->team.node_ranks, tn->world->team.node_cores) > 1)
+        tn->mo.batches = 9;
     tn->pair_index = tn->rank / 2;
     bool odd_out = tn->size % 2 && tn->rank == tn->size - 1;
     MPI_Comm pair_comm;
