@@ -47,29 +47,32 @@ static double oversub_ns(const pricing *p) { return plan_oversub_ns(p->m, team_p
 /* One rank sees one peer's post. */
 static double step_ns(const pricing *p) { return p->m->sync_ns + oversub_ns(p); }
 
+/* The cells lane hands over its window once per extra round. */
+static double window_handoffs_ns(const pricing *p, double bytes)
+{
+    return p->q->window ? (ceil(bytes / (double)p->q->window) - 1) * step_ns(p) : 0;
+}
+
 /* Moving bytes on lane l while `movers` processes move data at once, on
- * the cores they share; the cells lane pays a handoff per extra round of
- * its window. */
+ * the cores they share. */
 static double xfer(const pricing *p, lane_id l, double bytes, int movers)
 {
     if (bytes <= 0)
         return 0;
     double t = plan_lane_time(&p->m->lane[l], bytes, movers) * plan_cpu_share(movers, p->q->cores);
-    if (l == LANE_CELLS && p->q->window) {
-        double rounds = ceil(bytes / (double)p->q->window);
-        t += (rounds - 1) * step_ns(p);
-    }
-    return t;
+    return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
 }
 
-/* Reductions read the cells lane in place (lane view): an owner's input
- * costs one copy into its cells, by every owner at once, not a transfer. */
-static double stage_ns(const pricing *p, double bytes, int movers)
+/* The inputs a reducer reads. Reductions read the cells lane in place
+ * (lane view), so there each owner's `staged` bytes cost it one copy into
+ * its cells, all owners at once; other lanes make `peers` transfers of
+ * `per_peer` bytes. */
+static double inputs_ns(const pricing *p, lane_id l, double staged, double per_peer, double peers, int movers)
 {
-    double t = p->m->lane[LANE_CELLS].latency_ns + bytes / p->m->copy_bw * plan_cpu_share(movers, p->q->cores);
-    if (p->q->window)
-        t += (ceil(bytes / (double)p->q->window) - 1) * step_ns(p);
-    return t;
+    if (l != LANE_CELLS)
+        return peers * xfer(p, l, per_peer, movers);
+    return p->m->lane[LANE_CELLS].latency_ns + staged / p->m->copy_bw * plan_cpu_share(movers, p->q->cores) +
+           window_handoffs_ns(p, staged);
 }
 
 /* A transfer striped: share of it on lane `stripe`, the rest on l, one
@@ -110,7 +113,7 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
     int ppn = team_ppn(q);
-    bool put = l == LANE_CMA, cells = l == LANE_CELLS;
+    bool put = l == LANE_CMA;
     switch (a) {
     case PLAN_BARRIER_FLAT: return sync_all(p, q->n);
     case PLAN_BARRIER_DISSEMINATION: return log_ceil(q->n, 2) * step_ns(p);
@@ -128,18 +131,16 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     }
 
     case PLAN_REDUCE_FLAT:
-        if (cells) /* everyone stages at once; the root waits for all, reduces from the cells */
-            return sync_all(p, q->n) + stage_ns(p, S, ppn) + (n - 1) * reduce_ns(p, S);
+        if (l == LANE_CELLS) /* everyone stages at once; the root waits for all, reduces from the cells */
+            return sync_all(p, q->n) + inputs_ns(p, l, S, S, n - 1, ppn) + (n - 1) * reduce_ns(p, S);
+        /* the root reads every input alone */
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
     case PLAN_REDUCE_TREE: /* a level: wait for the children, stage or read their partials, reduce */
-        return log_ceil(q->n, 2) *
-               (step_ns(p) + (cells ? stage_ns(p, S, ppn) : xfer(p, l, S, ppn)) + reduce_all_ns(p, S));
+        return log_ceil(q->n, 2) * (step_ns(p) + inputs_ns(p, l, S, S, 1, ppn) + reduce_all_ns(p, S));
     case PLAN_REDUCE_SLICED: {
         double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
-        double t_root = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, root, ppn)) +
-                        (n - 1) * reduce_all_ns(p, root);
-        double t_other = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, other, ppn)) +
-                         (n - 1) * reduce_all_ns(p, other);
+        double t_root = inputs_ns(p, l, S, root, n - 1, ppn) + (n - 1) * reduce_all_ns(p, root);
+        double t_other = inputs_ns(p, l, S, other, n - 1, ppn) + (n - 1) * reduce_all_ns(p, other);
         if (put)
             t_other += xfer(p, l, other, ppn);
         else
@@ -150,23 +151,18 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
         return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S)) + sync_all(p, q->n);
 
     case PLAN_ALLREDUCE_FLAT:
-        if (cells)
-            return sync_all(p, q->n) + stage_ns(p, S, ppn) + (n - 1) * reduce_all_ns(p, S);
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
+        return sync_all(p, q->n) + inputs_ns(p, l, S, S, n - 1, ppn) + (n - 1) * reduce_all_ns(p, S);
     case PLAN_ALLREDUCE_SLICED: {
         double s = S / n;
-        double reduce_phase = (cells ? stage_ns(p, S, ppn) : (n - 1) * xfer(p, l, s, ppn)) +
-                              (n - 1) * reduce_all_ns(p, s);
+        double reduce_phase = inputs_ns(p, l, S, s, n - 1, ppn) + (n - 1) * reduce_all_ns(p, s);
         double spread_phase = (n - 1) * xfer(p, l, s, ppn);
         return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, q->n);
     }
     case PLAN_ALLREDUCE_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
 
-    case PLAN_RSB_OWN:
-        if (cells) /* every rank stages all n blocks */
-            return sync_all(p, q->n) + stage_ns(p, S * n, ppn) + (n - 1) * reduce_all_ns(p, S);
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
+    case PLAN_RSB_OWN: /* on cells every rank stages all n blocks */
+        return sync_all(p, q->n) + inputs_ns(p, l, S * n, S, n - 1, ppn) + (n - 1) * reduce_all_ns(p, S);
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
 

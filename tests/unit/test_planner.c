@@ -125,15 +125,30 @@ static void test_tuning_file(void)
 
 /* Choices follow the figures: with a slow single-copy lane, cells win large
  * messages; with a fast one, cma does. */
-static void test_choices(void)
+/* The planner reads its figures from a fresh temporary file at path (a
+ * "/tmp/...XXXXXX" template), nothing forced; tuning_file_done undoes it. */
+static void tuning_file_begin(char *path)
 {
-    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
     setenv("SHOAL_TUNING_FILE", path, 1);
     unsetenv("SHOAL_ALGO");
     unsetenv("SHOAL_LANES");
     core_config_reload();
+}
+
+static void tuning_file_done(const char *path)
+{
+    unlink(path);
+    unsetenv("SHOAL_TUNING_FILE");
+    core_config_reload();
+    plan_model_reload();
+}
+
+static void test_choices(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
     plan_query q = {.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 4, .ppn = 4, .window = 128 << 10,
                     .usable = {true, true, true}};
     plan_model m;
@@ -262,9 +277,7 @@ static void test_choices(void)
                     CHECK(plan_choose(&d).lane != LANE_HOST, "defaults chose host for %s of %zu on %d",
                           core_coll_name(colls[ci]), bytes, n);
                 }
-    unsetenv("SHOAL_TUNING_FILE");
-    core_config_reload();
-    plan_model_reload();
+    tuning_file_done(path);
 }
 
 /* Modelled time of candidate (algo, lane) for q; negative when absent. */
@@ -284,12 +297,7 @@ static void test_oversubscription(void)
 {
     CHECK(plan_cpu_share(8, 2) == 4 && plan_cpu_share(2, 2) == 1 && plan_cpu_share(8, 0) == 1, "cpu share");
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
-    int fd = mkstemp(path);
-    close(fd);
-    setenv("SHOAL_TUNING_FILE", path, 1);
-    unsetenv("SHOAL_ALGO");
-    unsetenv("SHOAL_LANES");
-    core_config_reload();
+    tuning_file_begin(path);
     plan_model m, back;
     plan_model_defaults(&m);
     m.oversub_step_ns = 2000;
@@ -326,10 +334,7 @@ static void test_oversubscription(void)
                      .usable = {true, true, true}};
     CHECK(candidate_ns(&q, PLAN_MOVE_PUSH, LANE_CMA) < candidate_ns(&q, PLAN_MOVE_PULL, LANE_CMA),
           "4 MB gather: pull priced below push");
-    unlink(path);
-    unsetenv("SHOAL_TUNING_FILE");
-    core_config_reload();
-    plan_model_reload();
+    tuning_file_done(path);
 }
 
 int main(void)

@@ -115,8 +115,8 @@ int evaluate_main(int argc, char **argv)
                         plan_lanes_label(with_default.lane, with_default.stripe));
             int written = 0;
             bool ran[32];
-            double t[32], model[32];
-            measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, model);
+            double t[32];
+            measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, NULL);
             for (int i = 0; i < k; i++) {
                 if (!ran[i])
                     continue;

@@ -90,17 +90,20 @@ static double timed_batch(measure_fn fn, void *arg, long iters, bool active)
     return slowest;
 }
 
-double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active)
+/* Calls of fn per batch of about o->batch_ns. Two probes, the faster
+ * kept: one that met a descheduled rank would make every batch a single
+ * call, and each then pays the start skew. */
+static long batch_iters(const measure_opts *o, measure_fn fn, void *arg, bool active)
 {
-    /* Two probes, the faster kept: one that met a descheduled rank would
-     * make every batch a single call, and each then pays the start skew. */
     double probe = timed_batch(fn, arg, 2, active), again = timed_batch(fn, arg, 2, active);
     probe = again < probe ? again : probe;
     long iters = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
-    if (iters < 1)
-        iters = 1;
-    if (iters > 20000)
-        iters = 20000;
+    return iters < 1 ? 1 : iters > 20000 ? 20000 : iters;
+}
+
+double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active)
+{
+    long iters = batch_iters(o, fn, arg, active);
     double t[64];
     int nb = o->batches < 1 ? 1 : o->batches > 64 ? 64 : o->batches;
     for (int b = 0; b < nb; b++)
@@ -204,14 +207,9 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
     coll_arg a = {coll, bytes, b};
     long iters[k > 0 ? k : 1];
     for (int i = 0; i < k; i++) {
-        ran[i] = force_candidate(coll, &cand[i], bytes, b, &model_ns[i]);
-        if (!ran[i])
-            continue;
-        /* Two probes, the faster kept: see measure_median_ns. */
-        double probe = timed_batch(coll_once, &a, 2, true), again = timed_batch(coll_once, &a, 2, true);
-        probe = again < probe ? again : probe;
-        iters[i] = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
-        iters[i] = iters[i] < 1 ? 1 : iters[i] > 20000 ? 20000 : iters[i];
+        ran[i] = force_candidate(coll, &cand[i], bytes, b, model_ns ? &model_ns[i] : NULL);
+        if (ran[i])
+            iters[i] = batch_iters(o, coll_once, &a, true);
     }
     int nb = o->batches < 1 ? 1 : o->batches > MAX_BATCHES ? MAX_BATCHES : o->batches;
     double (*t)[MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));

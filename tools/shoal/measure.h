@@ -44,8 +44,9 @@ void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b
  * candidates in turn, their batches interleaved (a, b, c, a, b, c ...) so
  * that a slow spell of the machine falls on all of them alike. Per
  * candidate: ran[i] false, alike on every rank, when shoal did not run it
- * as forced; else ns[i] its median batch time and model_ns[i] the
- * planner's price of it. Forcing is cleared afterwards. */
+ * as forced; else ns[i] its median batch time and model_ns[i] (when
+ * model_ns is not NULL) the planner's price of it. Forcing is cleared
+ * afterwards. */
 void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
                         coll_buffers *b, bool *ran, double *ns, double *model_ns);
 
