@@ -38,6 +38,9 @@ typedef struct pricing {
     const plan_model *m;
 } pricing;
 
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double copy_ns(const pricing *p, double bytes) { return bytes / p->m->copy_bw; }
+
 static int team_ppn(const plan_query *q) { return q->ppn > q->n ? q->ppn : q->n; }
 
 /* Beyond sync_ns, what a step waiting on one peer costs: the peer's wait
@@ -63,16 +66,63 @@ static double xfer(const pricing *p, lane_id l, double bytes, int movers)
     return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
 }
 
-/* The inputs a reducer reads. Reductions read the cells lane in place
- * (lane view), so there each owner's `staged` bytes cost it one copy into
- * its cells, all owners at once; other lanes make `peers` transfers of
- * `per_peer` bytes. */
+/* Reductions read (and sliced ones write) a lane block by block
+ * (PLAN_REDUCE_BLOCK): a call per block, each into or out of a block that
+ * stays in cache, so half the memory traffic of a transfer between two
+ * buffers in memory: the lane's shared bandwidth goes twice as far. Not
+ * where ranks take turns on cores: a switch evicts the block. */
+static double xfer_blocks(const pricing *p, lane_id l, double bytes, int movers)
+{
+    if (bytes <= 0)
+        return 0;
+    const lane_cost *c = &p->m->lane[l];
+    double share = plan_cpu_share(movers, p->q->cores), call = c->latency_ns + c->overhead_ns;
+    double calls = ceil(bytes / PLAN_REDUCE_BLOCK);
+    int contending = share > 1 ? movers : (movers + 1) / 2;
+    return (calls * call + plan_lane_time(c, bytes, contending) - call) * share;
+}
+
+/* Reductions read the cells lane in place (lane view): each owner's
+ * `staged` bytes cost it one copy into its cells, all owners at once. */
+static double staging_ns(const pricing *p, double staged, int movers)
+{
+    return staged / p->m->copy_bw * plan_cpu_share(movers, p->q->cores);
+}
+static double staging_fixed_ns(const pricing *p, double staged)
+{
+    return p->m->lane[LANE_CELLS].latency_ns + window_handoffs_ns(p, staged);
+}
+
+/* The inputs a reducer reads: staged on the cells lane, else `peers`
+ * transfers of `per_peer` bytes. */
 static double inputs_ns(const pricing *p, lane_id l, double staged, double per_peer, double peers, int movers)
 {
     if (l != LANE_CELLS)
-        return peers * xfer(p, l, per_peer, movers);
-    return p->m->lane[LANE_CELLS].latency_ns + staged / p->m->copy_bw * plan_cpu_share(movers, p->q->cores) +
-           window_handoffs_ns(p, staged);
+        return peers * xfer_blocks(p, l, per_peer, movers);
+    return staging_fixed_ns(p, staged) + staging_ns(p, staged, movers);
+}
+
+/* The cores this team may count on: its share of the node's when other
+ * ranks of the node are busy too. */
+static double team_cores(const pricing *p)
+{
+    double cores = p->q->cores > 0 ? p->q->cores : team_ppn(p->q);
+    return cores * p->q->n / team_ppn(p->q);
+}
+
+/* `pairs` groups at once, each of `stagers` ranks staging `staged` bytes
+ * on the cells lane for one rank that reduces them (`reduce` ns alone on a
+ * core). The reducer works on a round while the stagers fill the next (and,
+ * in a loop of calls, the next call's), so on enough cores only the longer
+ * part shows, plus a round of the shorter; on fewer cores, all the work
+ * shares them. */
+static double staged_reduce_ns(const pricing *p, double staged, int stagers, double pairs, double reduce)
+{
+    double stage = staged / p->m->copy_bw, shorter = stage < reduce ? stage : reduce;
+    double rounds = p->q->window ? ceil(staged / (double)p->q->window) : 1;
+    double busy = pairs * (stagers + 1), cores = team_cores(p);
+    double overlapped = maxd(maxd(stage, reduce), pairs * (stagers * stage + reduce) / (busy < cores ? busy : cores));
+    return staging_fixed_ns(p, staged) + overlapped + shorter / (rounds + 1);
 }
 
 /* A transfer striped: share of it on lane `stripe`, the rest on l, one
@@ -90,14 +140,18 @@ static double sync_all(const pricing *p, int n)
     return n <= 1 ? 0 : step_ns(p) + p->m->sync_per_peer_ns * (n - 2);
 }
 
-static double copy_ns(const pricing *p, double bytes) { return bytes / p->m->copy_bw; }
 static double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->reduce_bw; }
+/* Gathered reductions move whole inputs into a temporary, then reduce it:
+ * unlike the block-wise ones, they read those inputs back a second time. */
+static double reread_ns(const pricing *p, double bytes)
+{
+    return copy_ns(p, bytes) * plan_cpu_share(team_ppn(p->q), p->q->cores);
+}
 /* A reduction every rank of the node does at once, on the cores they share. */
 static double reduce_all_ns(const pricing *p, double bytes)
 {
     return reduce_ns(p, bytes) * plan_cpu_share(team_ppn(p->q), p->q->cores);
 }
-static double maxd(double a, double b) { return a > b ? a : b; }
 static double log_ceil(int n, int base)
 {
     double d = 0;
@@ -131,40 +185,46 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     }
 
     case PLAN_REDUCE_FLAT:
-        if (l == LANE_CELLS) /* everyone stages at once; the root waits for all, reduces from the cells */
-            return sync_all(p, q->n) + inputs_ns(p, l, S, S, n - 1, ppn) + (n - 1) * reduce_ns(p, S);
+        if (l == LANE_CELLS) /* the others stage at once; the root waits for all, reduces from the cells */
+            return sync_all(p, q->n) + staged_reduce_ns(p, S, q->n - 1, 1, (n - 1) * reduce_ns(p, S));
         /* the root reads every input alone */
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
     case PLAN_REDUCE_TREE: /* a level: wait for the children, stage or read their partials, reduce */
+        if (l == LANE_CELLS) { /* level k: a child stages for each of n / 2^(k+1) parents */
+            double t = 0;
+            for (int span = 2; span / 2 < q->n; span *= 2)
+                t += step_ns(p) + staged_reduce_ns(p, S, 1, ceil(n / span), reduce_ns(p, S));
+            return t;
+        }
         return log_ceil(q->n, 2) * (step_ns(p) + inputs_ns(p, l, S, S, 1, ppn) + reduce_all_ns(p, S));
     case PLAN_REDUCE_SLICED: {
         double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
         double t_root = inputs_ns(p, l, S, root, n - 1, ppn) + (n - 1) * reduce_all_ns(p, root);
         double t_other = inputs_ns(p, l, S, other, n - 1, ppn) + (n - 1) * reduce_all_ns(p, other);
         if (put)
-            t_other += xfer(p, l, other, ppn);
+            t_other += xfer_blocks(p, l, other, ppn);
         else
             t_root += (n - 1) * xfer(p, l, other, 1);
         return maxd(t_root, t_other) + 2 * sync_all(p, q->n);
     }
     case PLAN_REDUCE_GATHERED:
-        return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S)) + sync_all(p, q->n);
+        return (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S) + reread_ns(p, S)) + sync_all(p, q->n);
 
     case PLAN_ALLREDUCE_FLAT:
         return sync_all(p, q->n) + inputs_ns(p, l, S, S, n - 1, ppn) + (n - 1) * reduce_all_ns(p, S);
     case PLAN_ALLREDUCE_SLICED: {
         double s = S / n;
         double reduce_phase = inputs_ns(p, l, S, s, n - 1, ppn) + (n - 1) * reduce_all_ns(p, s);
-        double spread_phase = (n - 1) * xfer(p, l, s, ppn);
+        double spread_phase = (n - 1) * (put ? xfer_blocks(p, l, s, ppn) : xfer(p, l, s, ppn));
         return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, q->n);
     }
     case PLAN_ALLREDUCE_GATHERED:
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
     case PLAN_RSB_OWN: /* on cells every rank stages all n blocks */
         return sync_all(p, q->n) + inputs_ns(p, l, S * n, S, n - 1, ppn) + (n - 1) * reduce_all_ns(p, S);
     case PLAN_RSB_GATHERED:
-        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S));
+        return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
     case PLAN_MOVE_PULL:
         switch (q->coll) {

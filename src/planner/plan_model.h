@@ -26,7 +26,7 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 4
+#define PLAN_TUNING_VERSION 5
 #define PLAN_MAX_FACTORS 4096
 
 typedef struct plan_factor {
