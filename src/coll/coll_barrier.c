@@ -1,8 +1,8 @@
 /* Barrier, and the planner hook shared by every algorithm file. */
 #include "coll_internal.h"
 
-static __thread plan_choice last_choice;
-static __thread bool have_last_choice;
+static CORE_THREAD_LOCAL plan_choice last_choice;
+static CORE_THREAD_LOCAL bool have_last_choice;
 
 const plan_choice *coll_last_choice(void) { return have_last_choice ? &last_choice : NULL; }
 void coll_forget_choice(void) { have_last_choice = false; }

@@ -8,6 +8,10 @@
 #include <sys/types.h>
 
 #define CORE_CACHELINE 64
+/* Per-thread state on the path of every call: the initial-exec model reads
+ * it at a fixed offset instead of calling __tls_get_addr (the library is
+ * loaded at start-up, by LD_PRELOAD or the link, so its TLS is static). */
+#define CORE_THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
 /* A flag takes this many bytes: its value and payload fill one 128-byte
  * aligned pair of lines (x86 cores fetch the pair together), the sleeper
  * count another pair, so neighbouring flags never share traffic. */

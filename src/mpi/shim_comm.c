@@ -15,7 +15,7 @@ static int keyval = MPI_KEYVAL_INVALID;
  * collective; each thread remembers its last communicator instead. Any
  * release bumps the generation, which invalidates every thread's entry. */
 static _Atomic unsigned generation = 1;
-static __thread struct {
+static CORE_THREAD_LOCAL struct {
     MPI_Comm comm;
     shim_comm *sc;
     unsigned generation;
