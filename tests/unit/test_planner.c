@@ -337,11 +337,39 @@ static void test_oversubscription(void)
     tuning_file_done(path);
 }
 
+/* A reduce over the cells lane: the root reduces a round while the other
+ * rank stages the next, so with a core each only the longer part shows; on
+ * fewer cores than ranks all of that work shares them. */
+static void test_staged_reduce(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path); /* an empty file: reported, and the built-in defaults used */
+    plan_model_reload();
+    plan_model m;
+    plan_model_defaults(&m);
+    double S = 4 << 20, stage = S / m.copy_bw, reduce = S / m.reduce_bw;
+    plan_query q = {.coll = CORE_COLL_REDUCE, .bytes = 4 << 20, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
+                    .usable = {true, true, true}};
+    double two = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
+    CHECK(two > (stage > reduce ? stage : reduce) && two < 0.8 * (stage + reduce),
+          "2 ranks on 2 cores: staging not overlapped with reducing: %g (stage %g, reduce %g)", two, stage, reduce);
+    CHECK(plan_choose(&q).lane == LANE_CELLS, "4 MB reduce at np 2 not over cells");
+    q.n = q.ppn = 8;
+    double own_cores = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
+    q.cores = 2;
+    double shared = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
+    /* 7 stagers and the root's 7 reductions on 2 cores: (7 + 7) / 2 units of work. */
+    CHECK(own_cores >= 7 * reduce && shared > (7 * stage + 7 * reduce) / 2 && shared < 1.2 * (7 * stage + 7 * reduce) / 2,
+          "8 ranks: %g on 8 cores, %g on 2", own_cores, shared);
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_model_and_fit();
     test_tuning_file();
     test_choices();
     test_oversubscription();
+    test_staged_reduce();
     return unit_done("test_planner");
 }
