@@ -86,7 +86,7 @@ static double xfer_blocks(const pricing *p, lane_id l, double bytes, int movers)
  * `staged` bytes cost it one copy into its cells, all owners at once. */
 static double staging_ns(const pricing *p, double staged, int movers)
 {
-    return staged / p->m->copy_bw * plan_cpu_share(movers, p->q->cores);
+    return copy_ns(p, staged) * plan_cpu_share(movers, p->q->cores);
 }
 static double staging_fixed_ns(const pricing *p, double staged)
 {
@@ -118,7 +118,7 @@ static double team_cores(const pricing *p)
  * shares them. */
 static double staged_reduce_ns(const pricing *p, double staged, int stagers, double pairs, double reduce)
 {
-    double stage = staged / p->m->copy_bw, shorter = stage < reduce ? stage : reduce;
+    double stage = copy_ns(p, staged), shorter = stage < reduce ? stage : reduce;
     double rounds = p->q->window ? ceil(staged / (double)p->q->window) : 1;
     double busy = pairs * (stagers + 1), cores = team_cores(p);
     double overlapped = maxd(maxd(stage, reduce), pairs * (stagers * stage + reduce) / (busy < cores ? busy : cores));
