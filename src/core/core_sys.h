@@ -9,8 +9,9 @@
 
 #define CORE_CACHELINE 64
 /* Per-thread state on the path of every call: the initial-exec model reads
- * it at a fixed offset instead of calling __tls_get_addr (the library is
- * loaded at start-up, by LD_PRELOAD or the link, so its TLS is static). */
+ * it at a fixed offset instead of calling __tls_get_addr. The library is
+ * loaded at start-up (LD_PRELOAD or the link); a dlopen also works, its few
+ * bytes of TLS fitting the static surplus the C library keeps. */
 #define CORE_THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
 /* A flag takes this many bytes: its value and payload fill one 128-byte
  * aligned pair of lines (x86 cores fetch the pair together), the sleeper

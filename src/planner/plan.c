@@ -141,17 +141,14 @@ static double sync_all(const pricing *p, int n)
 }
 
 static double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->reduce_bw; }
+/* How much longer work that every rank of the node does at once takes, on
+ * the cores they share. */
+static double node_share(const pricing *p) { return plan_cpu_share(team_ppn(p->q), p->q->cores); }
 /* Gathered reductions move whole inputs into a temporary, then reduce it:
  * unlike the block-wise ones, they read those inputs back a second time. */
-static double reread_ns(const pricing *p, double bytes)
-{
-    return copy_ns(p, bytes) * plan_cpu_share(team_ppn(p->q), p->q->cores);
-}
-/* A reduction every rank of the node does at once, on the cores they share. */
-static double reduce_all_ns(const pricing *p, double bytes)
-{
-    return reduce_ns(p, bytes) * plan_cpu_share(team_ppn(p->q), p->q->cores);
-}
+static double reread_ns(const pricing *p, double bytes) { return copy_ns(p, bytes) * node_share(p); }
+/* A reduction every rank of the node does at once. */
+static double reduce_all_ns(const pricing *p, double bytes) { return reduce_ns(p, bytes) * node_share(p); }
 static double log_ceil(int n, int base)
 {
     double d = 0;
@@ -161,6 +158,29 @@ static double log_ceil(int n, int base)
 }
 
 /* ---- one formula per algorithm: the critical path of the slowest rank ---- */
+
+/* Data movement by pull on lane l, or striped (`share` of every transfer on
+ * lane `stripe`, the rest on l, one after the other on the reader; owners
+ * send their two-sided shares themselves). */
+static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
+{
+    const plan_query *q = p->q;
+    double S = (double)q->bytes, n = q->n;
+    int ppn = team_ppn(q);
+    switch (q->coll) {
+    case CORE_COLL_GATHER:
+    case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + copy_ns(p, S);
+    case CORE_COLL_SCATTER:
+    case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
+        if (stripe != LANE_COUNT) /* the root sends every striped share */
+            return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
+                        copy_ns(p, S));
+        return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
+    default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + copy_ns(p, S) * 0.5 * node_share(p);
+    }
+}
 
 static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t chunk)
 {
@@ -226,41 +246,13 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
-    case PLAN_MOVE_PULL:
-        switch (q->coll) {
-        case CORE_COLL_GATHER:
-        case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
-            return (n - 1) * xfer(p, l, S, 1) + copy_ns(p, S);
-        case CORE_COLL_SCATTER:
-        case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
-            return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
-        default: /* allgather, alltoall: every rank reads n-1 blocks */
-            return (n - 1) * xfer(p, l, S, ppn) + copy_ns(p, S) * 0.5 * plan_cpu_share(ppn, q->cores);
-        }
+    case PLAN_MOVE_PULL: return pull_ns(p, l, LANE_COUNT, 0);
     case PLAN_MOVE_PUSH: /* every rank writes its block into the root at once */
         return maxd(xfer(p, l, S, ppn), copy_ns(p, S));
     default: return 1e300;
     }
 }
 
-/* Data movement with every transfer striped: `share` on the host lane, the
- * rest on cma; the reader does both parts one after the other, and owners
- * send their host shares themselves. */
-static double price_striped_pull(const pricing *p, double share)
-{
-    const plan_query *q = p->q;
-    double S = (double)q->bytes, n = q->n;
-    int ppn = team_ppn(q);
-    switch (q->coll) {
-    case CORE_COLL_GATHER:
-        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, 1) + copy_ns(p, S);
-    case CORE_COLL_SCATTER: /* the root sends every host share */
-        return maxd(maxd(xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn), (n - 1) * xfer(p, LANE_HOST, S * share, 1)),
-                    copy_ns(p, S));
-    default:
-        return (n - 1) * xfer_striped(p, LANE_CMA, LANE_HOST, share, S, ppn) + copy_ns(p, S) * 0.5 * plan_cpu_share(ppn, q->cores);
-    }
-}
 
 /* The host lane's share of a striped transfer: its part of the two lanes'
  * modelled throughput for large blocks at this ppn. */
@@ -493,7 +485,7 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                 double share = stripe_share(&p);
                 *cand = (plan_candidate){.algo = PLAN_MOVE_PULL, .lane = LANE_CMA, .stripe = LANE_HOST,
                                          .stripe_share = share, .fanout = 4, .chunk = 256 * 1024};
-                cand->formula_ns = price_striped_pull(&p, share);
+                cand->formula_ns = pull_ns(&p, LANE_CMA, LANE_HOST, share);
                 cand->factor = factor_for(p.m, q->coll, PLAN_MOVE_PULL, LANE_CMA, LANE_HOST, q->bytes, q->n);
                 cand->ns = cand->formula_ns * cand->factor;
                 if (want_lane >= 0 && want_lane != FORCED_STRIPE)

@@ -299,7 +299,6 @@ void plan_model_use(const plan_model *m)
     pthread_mutex_unlock(&model_lock);
 }
 
-
 const plan_model *plan_model_get(void)
 {
     pthread_once(&model_once, model_init);

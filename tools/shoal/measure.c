@@ -101,11 +101,18 @@ static long batch_iters(const measure_opts *o, measure_fn fn, void *arg, bool ac
     return iters < 1 ? 1 : iters > 20000 ? 20000 : iters;
 }
 
+/* Batches per timing: as asked, within [1, MAX_BATCHES]. */
+#define MAX_BATCHES 64
+static int batch_count(const measure_opts *o)
+{
+    return o->batches < 1 ? 1 : o->batches > MAX_BATCHES ? MAX_BATCHES : o->batches;
+}
+
 double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active)
 {
     long iters = batch_iters(o, fn, arg, active);
-    double t[64];
-    int nb = o->batches < 1 ? 1 : o->batches > 64 ? 64 : o->batches;
+    double t[MAX_BATCHES];
+    int nb = batch_count(o);
     for (int b = 0; b < nb; b++)
         t[b] = timed_batch(fn, arg, iters, active);
     return median_of(t, nb);
@@ -203,7 +210,6 @@ static bool force_candidate(core_coll coll, const plan_candidate *c, size_t byte
 void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
                         coll_buffers *b, bool *ran, double *ns, double *model_ns)
 {
-    enum { MAX_BATCHES = 64 };
     coll_arg a = {coll, bytes, b};
     long iters[k > 0 ? k : 1];
     for (int i = 0; i < k; i++) {
@@ -211,7 +217,7 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
         if (ran[i])
             iters[i] = batch_iters(o, coll_once, &a, true);
     }
-    int nb = o->batches < 1 ? 1 : o->batches > MAX_BATCHES ? MAX_BATCHES : o->batches;
+    int nb = batch_count(o);
     double (*t)[MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
     if (!t)
         measure_fail("out of memory");
@@ -233,7 +239,8 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)
 {
     const coll_team *t = &sc->team;
-    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .cores = t->node_cores, .window = t->lane.stage_size};
+    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .cores = t->node_cores,
+                    .window = t->lane.stage_size};
     for (int l = 0; l < LANE_COUNT; l++)
         q.usable[l] = t->lanes[l] != NULL;
     return q;
