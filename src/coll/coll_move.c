@@ -22,7 +22,7 @@ static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, s
         size_t a = max_size(x->off, lo), b = min_size(x->off + x->len, hi);
         if (a >= b)
             continue;
-        coll_wait(t, x->peer, exposed);
+        coll_wait_exposed(t, lane, x->peer, x->slot, exposed);
         char *local = (char *)x->buf + (a - x->off);
         if (m->push)
             lane->put(&t->lane, x->peer, x->slot, a - lo, local, b - a);
@@ -93,7 +93,17 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         if (lane->two_sided)
             request_xfers(t, lane, m, 1);
         uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
+        done = coll_next_epoch(t);
+        /* One post where one says it all: a rank that reads nothing is done
+         * as soon as it has exposed, one that exposes nothing has nothing to
+         * announce before it is done. A second store to the flag line would
+         * take it back from the peer that polls it. */
+        bool reads = m->nxfer > 0 || lane->two_sided;
+        bool exposes = m->nout > 0 || lane->two_sided;
+        if (!reads)
+            coll_post(t, done);
+        else if (exposes)
+            coll_post(t, exposed);
         if (r == 0)
             copy_self(m);
         if (lane->two_sided) {
@@ -104,8 +114,8 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         } else {
             run_xfers(t, lane, m, lo, hi, exposed);
         }
-        done = coll_next_epoch(t);
-        coll_post(t, done);
+        if (reads)
+            coll_post(t, done);
         coll_round_end(t, done);
     }
     outwait_peers(t, lane, m, done);
@@ -295,18 +305,17 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 
     for (size_t c = 0; c < nchunks; c++) {
         size_t off = c * chunk, len = min_size(chunk, bytes - off);
-        uint64_t e = base + 1 + c;
         coll_round_begin(t, has_children);
         if (parent >= 0) {
-            coll_wait(t, parent, e);
+            coll_wait_exposed(t, lane, parent, 0, t->epoch + 1);
             lane->fetch(&t->lane, parent, 0, 0, (char *)buf + off, len);
         }
         if (has_children)
             lane->expose(&t->lane, 0, (char *)buf + off, len);
+        uint64_t e = coll_next_epoch(t);
         coll_post(t, e);
         coll_round_end(t, e);
     }
-    t->epoch = base + nchunks;
 }
 
 /* ---- gather / gatherv ---- */

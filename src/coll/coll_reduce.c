@@ -155,7 +155,7 @@ static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, 
         lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
-        coll_wait_all(t, exposed);
+        coll_wait_all_exposed(t, lane, 0, exposed);
         reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         done = coll_next_epoch(t);
         coll_post(t, done);
@@ -211,7 +211,7 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
         lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
-        coll_wait_all(t, exposed);
+        coll_wait_all_exposed(t, lane, 0, exposed);
 
         size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1);
         char *mine = dst + (base + lo) * esize;
@@ -274,7 +274,7 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
         done = coll_next_epoch(t);
         if (t->me == root) {
             coll_post(t, exposed);
-            coll_wait_all(t, exposed);
+            coll_wait_all_exposed(t, lane, 0, exposed);
             reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         }
         /* Non-roots read nothing: exposed and done at once. */
@@ -310,7 +310,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
             char *acc = me == root ? dst + base * esize : partial;
             for (int step = 1; step < span && me + step < n; step <<= 1) {
                 int child = me + step;
-                coll_wait(t, child, ready);
+                coll_wait_exposed(t, lane, child, 0, ready);
                 for (size_t off = 0; off < bytes; off += block) {
                     size_t len = min_size(block, bytes - off);
                     const void *b = lane->view(&t->lane, child, 0, off, len, t->block[2]);
@@ -323,7 +323,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
             lane->expose(&t->lane, 0, mine, bytes);
         coll_post(t, coll_next_epoch(t));
         if (me == root && root != 0) {
-            coll_wait(t, 0, ready);
+            coll_wait_exposed(t, lane, 0, 0, ready);
             lane->fetch(&t->lane, 0, 0, 0, dst + base * esize, bytes);
         }
         done = coll_next_epoch(t);
@@ -368,7 +368,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
             lane->expose(&t->lane, 1, dst + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
-        coll_wait_all(t, exposed);
+        coll_wait_all_exposed(t, lane, 0, exposed);
 
         size_t lo, hi;
         reduce_slice(k, n, root, me, &lo, &hi);

@@ -8,7 +8,7 @@
 #include "coll_internal.h"
 
 #define SEGMENT_MAGIC 0x676573206c616f68ull /* "hoal seg" */
-#define SEGMENT_VERSION 1
+#define SEGMENT_VERSION 2
 #define PAGE 4096
 /* Staging per rank and round buffer when SHOAL_SHM_SIZE is not set. */
 #define DEFAULT_STAGE_SIZE (128 * 1024)
@@ -24,7 +24,7 @@ typedef struct segment_header {
 } segment_header;
 
 typedef struct layout {
-    size_t flags, info, slots, requests, nreq, staging, stage_stride, total;
+    size_t flags, notes, info, slots, requests, nreq, staging, stage_stride, total;
     int nslots, nrequests;
 } layout;
 
@@ -35,7 +35,8 @@ static layout layout_for(int n, size_t stage_size)
     /* Each transfer a rank makes may take two messages on a two-sided lane. */
     l.nrequests = 2 * (n + 2);
     l.flags = PAGE;
-    l.info = l.flags + (size_t)n * sizeof(core_flag);
+    l.notes = l.flags + (size_t)n * sizeof(core_flag);
+    l.info = l.notes + (size_t)n * LANE_ROUNDS * sizeof(lane_note);
     l.slots = core_align_up(l.info + (size_t)n * sizeof(coll_rank_info), 128);
     l.requests = core_align_up(l.slots + (size_t)n * LANE_ROUNDS * (size_t)l.nslots * sizeof(lane_slot), 128);
     l.nreq = core_align_up(l.requests + (size_t)n * LANE_ROUNDS * (size_t)l.nrequests * sizeof(lane_request), 128);
@@ -84,6 +85,12 @@ void coll_wait_all(coll_team *t, uint64_t e)
 {
     for (int i = 1; i < t->n; i++)
         coll_wait(t, (t->me + i) % t->n, e);
+}
+
+void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e)
+{
+    for (int i = 1; i < t->n; i++)
+        coll_wait_exposed(t, lane, (t->me + i) % t->n, slot, e);
 }
 
 void coll_round_begin(coll_team *t, bool exposing)
@@ -144,7 +151,8 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->lane = (lane_ctx){
         .n = n,
         .me = me,
-        .flags = t->flags,
+        .epoch = &t->epoch,
+        .notes = (lane_note *)(base + l.notes),
         .pids = t->pids,
         .slots = (lane_slot *)(base + l.slots),
         .nslots = l.nslots,

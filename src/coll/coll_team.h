@@ -1,7 +1,7 @@
 /* coll_team: the ranks of one node-local group and the segment they share.
  *
  * Segment layout (computed alike by every rank from n and the staging size):
- *   header | flags [n] | rank info [n] | slot tables [n][R][n+2] | staging [n][R]
+ *   header | flags [n] | slot-0 notes [n][R] | rank info [n] | slot tables [n][R][n+2] | staging [n][R]
  * (R = LANE_ROUNDS round buffers)
  *
  * Synchronisation is by epochs: every rank owns one flag and posts growing
@@ -113,6 +113,27 @@ static inline void coll_wait(coll_team *t, int peer, uint64_t e)
 }
 
 void coll_wait_all(coll_team *t, uint64_t e);
+
+/* Until what peer exposed in slot for the post of epoch e is readable: on
+ * lanes that can tell (the cells lane's slot 0) by polling the data's own
+ * lines, which saves the reader a cache miss on the flag and leaves the
+ * flag's line with its owner; else, and once polling has gone on for as
+ * long as a wait would spin, by waiting for the post. */
+static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int peer, int slot, uint64_t e)
+{
+    if (t->seen[peer] >= e)
+        return;
+    if (lane->arrived)
+        for (long i = 0; i <= t->wait.spin; i++) {
+            if (lane->arrived(&t->lane, peer, slot, e))
+                return;
+            core_cpu_relax();
+        }
+    coll_wait(t, peer, e);
+}
+
+/* coll_wait_exposed for every peer. */
+void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e);
 
 /* ---- rounds ---- */
 

@@ -22,12 +22,6 @@
 
 typedef struct core_flag {
     _Alignas(128) _Atomic uint64_t value;
-    /* Bytes the owner writes before a post and readers read after seeing
-     * it (lanes use them for small messages): the rest of the value's line,
-     * and the next line, which shares its 128-byte pair and comes along
-     * with it for a few nanoseconds more. */
-    unsigned char payload[CORE_CACHELINE - sizeof(uint64_t)];
-    unsigned char payload_near[CORE_CACHELINE];
     _Alignas(128) _Atomic uint32_t sleepers; /* waiters inside futex_wait on value */
 } core_flag;
 

@@ -13,9 +13,9 @@
  * loaded at start-up (LD_PRELOAD or the link); a dlopen also works, its few
  * bytes of TLS fitting the static surplus the C library keeps. */
 #define CORE_THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
-/* A flag takes this many bytes: its value and payload fill one 128-byte
- * aligned pair of lines (x86 cores fetch the pair together), the sleeper
- * count another pair, so neighbouring flags never share traffic. */
+/* A flag takes this many bytes: its value has a 128-byte aligned pair of
+ * lines to itself (x86 cores fetch the pair together), the sleeper count
+ * another pair, so neighbouring flags never share traffic. */
 #define CORE_FLAG_STRIDE 256
 
 /* Cores this process may run on (its affinity mask), at least 1. */

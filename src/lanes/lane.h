@@ -20,6 +20,12 @@
  *          round's synchronisation, the owner *serves* every request after it,
  *          and both *complete* before the round ends. No views, no puts.
  *
+ * Slot 0 of the cells lane also has a *note* per rank and round buffer: where
+ * its bytes are (small ones inside the note) and the epoch the owner posts
+ * them under, written last. A reader that finds that epoch in the note has
+ * the data in the same pair of cache lines, without reading the owner's
+ * flag (lanes that can tell say so through `arrived`).
+ *
  * Staging areas, slot tables and request tables exist LANE_ROUNDS times, one
  * per round modulo LANE_ROUNDS, so a rank can expose the next rounds while
  * peers still read earlier ones. Keeping rounds in step is the caller's job
@@ -29,6 +35,7 @@
 #ifndef SHOAL_LANE_H
 #define SHOAL_LANE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,14 +73,22 @@ typedef struct lane_cost {
  * runs ahead (a root that only sends) check its readers less often. */
 #define LANE_ROUNDS 4
 
-/* Slot 0 exposures of at most this many bytes travel with the owner's flag
- * (core_flag.payload_near), in the line paired with the flag's. */
-#define LANE_INLINE_MAX 16
+/* Slot 0 of the cells lane, per rank and round buffer: one 128-byte pair of
+ * lines (x86 cores fetch the pair together). */
+#define LANE_INLINE_MAX 112
+typedef struct lane_note {
+    _Alignas(128) _Atomic uint64_t stamp; /* the epoch that makes the rest valid; stored last */
+    uint32_t inline_len;                  /* length + 1 when the bytes are here, 0: staged */
+    uint32_t staged_at;                   /* else their cache line in the staging area */
+    unsigned char bytes[LANE_INLINE_MAX];
+} lane_note;
+_Static_assert(sizeof(lane_note) == 128, "a note fills one pair of lines");
 
 /* The node segment as lanes see it; filled in by the team that owns it. */
 typedef struct lane_ctx {
     int n, me;
-    struct core_flag *flags; /* [n] each rank's flag, whose payload holds inline data */
+    const uint64_t *epoch; /* the team's last epoch: exposures made now are posted with the next */
+    lane_note *notes;      /* [n][LANE_ROUNDS] */
     const pid_t *pids;    /* [n] process ids of the local ranks */
     lane_slot *slots;     /* [n][LANE_ROUNDS][nslots] */
     int nslots;
@@ -101,6 +116,9 @@ typedef struct lane_ops {
     size_t (*window)(const lane_ctx *ctx);
     void (*expose)(lane_ctx *ctx, int slot, const void *buf, size_t len);
     void (*fetch)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
+    /* True when what peer exposed in slot for the post of `epoch` is
+     * readable already, without waiting for that post (NULL: never). */
+    bool (*arrived)(const lane_ctx *ctx, int peer, int slot, uint64_t epoch);
     /* Pointer to len readable bytes: into the segment, or scratch once filled. */
     const void *(*view)(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch);
     /* Writes into what peer exposed; NULL on lanes that cannot. */

@@ -7,46 +7,20 @@
 
 static size_t cells_window(const lane_ctx *ctx) { return ctx->stage_size; }
 
-/* Per round buffer, in the flag's own line: where slot 0's bytes are (tag:
- * length + 1 when inline, 0 when in the staging area at staged_at cache
- * lines from its start: exposures are line-aligned), and up to
- * 8 of them; 9 to 16 bytes go to the line paired with the flag's, which
- * comes along for a few nanoseconds more. A reader of slot 0 touches only
- * the flag's pair of lines unless the data is larger. */
-#define NEAR_MAX 8
-typedef struct slot0_where {
-    uint8_t tag[LANE_ROUNDS];
-    uint32_t staged_at[LANE_ROUNDS];
-    _Alignas(8) unsigned char near[LANE_ROUNDS][NEAR_MAX];
-} slot0_where;
-typedef struct slot0_data {
-    _Alignas(16) unsigned char bytes[LANE_ROUNDS][LANE_INLINE_MAX];
-} slot0_data;
-_Static_assert(sizeof(slot0_where) <= sizeof(((core_flag *)0)->payload), "slot-0 header fits the flag line");
-_Static_assert(sizeof(slot0_data) <= sizeof(((core_flag *)0)->payload_near), "inline data fits the paired line");
-
-static slot0_where *where_of(const lane_ctx *ctx, int rank) { return (slot0_where *)(void *)ctx->flags[rank].payload; }
-
-/* Where len inline bytes of rank's slot 0 live this round. */
-static unsigned char *inline_of(const lane_ctx *ctx, int rank, size_t len)
+static lane_note *note_of(const lane_ctx *ctx, int rank)
 {
-    if (len <= NEAR_MAX)
-        return where_of(ctx, rank)->near[ctx->parity];
-    return ((slot0_data *)(void *)ctx->flags[rank].payload_near)->bytes[ctx->parity];
+    return &ctx->notes[(size_t)rank * LANE_ROUNDS + (size_t)ctx->parity];
 }
 
 static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
 {
-    if (slot == 0) {
-        slot0_where *where = where_of(ctx, ctx->me);
-        if (len <= LANE_INLINE_MAX) {
-            if (len)
-                memcpy(inline_of(ctx, ctx->me, len), buf, len);
-            where->tag[ctx->parity] = (uint8_t)(len + 1);
-            return;
-        }
-        where->tag[ctx->parity] = 0;
-        where->staged_at[ctx->parity] = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
+    lane_note *note = slot == 0 ? note_of(ctx, ctx->me) : NULL;
+    if (note && len <= LANE_INLINE_MAX) {
+        if (len)
+            memcpy(note->bytes, buf, len);
+        note->inline_len = (uint32_t)len + 1;
+        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+        return;
     }
     if (ctx->stage_used + len > ctx->stage_size)
         core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
@@ -54,7 +28,11 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     char *dst = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
     if (len)
         memcpy(dst, buf, len);
-    if (slot != 0) { /* slot 0 is found through the flag line */
+    if (note) { /* slot 0 is found through the note */
+        note->inline_len = 0;
+        note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
+        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+    } else {
         lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
         s->addr = ctx->stage_used;
         s->len = len;
@@ -63,15 +41,20 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     ctx->stage_used += core_align_up(len, CORE_CACHELINE);
 }
 
+static bool cells_arrived(const lane_ctx *ctx, int peer, int slot, uint64_t epoch)
+{
+    return slot == 0 && atomic_load_explicit(&note_of(ctx, peer)->stamp, memory_order_acquire) == epoch;
+}
+
 static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch)
 {
     (void)len;
     (void)scratch;
     if (slot == 0) {
-        const slot0_where *where = where_of(ctx, peer);
-        if (where->tag[ctx->parity])
-            return inline_of(ctx, peer, where->tag[ctx->parity] - 1u) + off;
-        return lane_staging_of(ctx, peer) + (size_t)where->staged_at[ctx->parity] * CORE_CACHELINE + off;
+        const lane_note *note = note_of(ctx, peer);
+        if (note->inline_len)
+            return note->bytes + off;
+        return lane_staging_of(ctx, peer) + (size_t)note->staged_at * CORE_CACHELINE + off;
     }
     const lane_slot *s = lane_slot_at(ctx, peer, slot);
     return lane_staging_of(ctx, peer) + s->addr + off;
@@ -93,6 +76,7 @@ const lane_ops lane_cells = {
     .window = cells_window,
     .expose = cells_expose,
     .fetch = cells_fetch,
+    .arrived = cells_arrived,
     .view = cells_view,
     .put = NULL,
 };
