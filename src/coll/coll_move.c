@@ -445,8 +445,9 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
     /* When the root's whole buffer fits one round, it goes out as one slot
-     * (slot 0: found through the flag line) and readers take their block at
-     * its offset; else one slot per rank, so rounds share the window fairly. */
+     * (slot 0: found through its note, small ones inside it) and readers
+     * take their block at its offset; else one slot per rank, so rounds
+     * share the window fairly. */
     bool one_slot = coll == CORE_COLL_SCATTER &&
                     (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
     if (one_slot)
