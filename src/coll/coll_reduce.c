@@ -273,7 +273,8 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
         uint64_t exposed = coll_next_epoch(t);
         done = coll_next_epoch(t);
         if (t->me == root) {
-            coll_post(t, exposed);
+            /* The root exposes nothing: its first post would tell nobody
+             * anything, only take its flag line back from a polling peer. */
             coll_wait_all_exposed(t, lane, 0, exposed);
             reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         }
