@@ -80,6 +80,12 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         if (m->max_len > chunk)
             rounds = (m->max_len + chunk - 1) / chunk;
     }
+    /* One post where one says it all: a rank that reads nothing is done as
+     * soon as it has exposed, one that exposes nothing has nothing to
+     * announce before it is done. A second store to the flag line would
+     * take it back from the peer that polls it. */
+    bool reads = m->nxfer > 0 || lane->two_sided;
+    bool exposes = m->nout > 0 || lane->two_sided;
     uint64_t done = 0;
     for (size_t r = 0; r < rounds; r++) {
         size_t lo = r * (chunk == SIZE_MAX ? 0 : chunk);
@@ -94,12 +100,6 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
             request_xfers(t, lane, m, 1);
         uint64_t exposed = coll_next_epoch(t);
         done = coll_next_epoch(t);
-        /* One post where one says it all: a rank that reads nothing is done
-         * as soon as it has exposed, one that exposes nothing has nothing to
-         * announce before it is done. A second store to the flag line would
-         * take it back from the peer that polls it. */
-        bool reads = m->nxfer > 0 || lane->two_sided;
-        bool exposes = m->nout > 0 || lane->two_sided;
         if (!reads)
             coll_post(t, done);
         else if (exposes)

@@ -19,26 +19,25 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
         if (len)
             memcpy(note->bytes, buf, len);
         note->inline_len = (uint32_t)len + 1;
-        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
-        return;
-    }
-    if (ctx->stage_used + len > ctx->stage_size)
-        core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
-                   ctx->stage_used + len, ctx->stage_size);
-    char *dst = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
-    if (len)
-        memcpy(dst, buf, len);
-    if (note) { /* slot 0 is found through the note */
-        note->inline_len = 0;
-        note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
-        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
     } else {
-        lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
-        s->addr = ctx->stage_used;
-        s->len = len;
+        if (ctx->stage_used + len > ctx->stage_size)
+            core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
+                       ctx->stage_used + len, ctx->stage_size);
+        if (len)
+            memcpy(lane_staging_of(ctx, ctx->me) + ctx->stage_used, buf, len);
+        if (note) { /* slot 0 is found through the note */
+            note->inline_len = 0;
+            note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
+        } else {
+            lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
+            s->addr = ctx->stage_used;
+            s->len = len;
+        }
+        /* Keep each exposed piece on its own cache lines. */
+        ctx->stage_used += core_align_up(len, CORE_CACHELINE);
     }
-    /* Keep each exposed piece on its own cache lines. */
-    ctx->stage_used += core_align_up(len, CORE_CACHELINE);
+    if (note) /* last: the stamp makes the rest valid */
+        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
 }
 
 static bool cells_arrived(const lane_ctx *ctx, int peer, int slot, uint64_t epoch)

@@ -104,8 +104,8 @@ int evaluate_main(int argc, char **argv)
             plan_query q = world_query(world, coll, payload);
             plan_choice with_default = choice_under(&defaults, &q);
             plan_choice with_tuned = choice_under(&tuned, &q);
-            plan_candidate cand[32];
-            int k = distinct_candidates(&q, cand, 32);
+            plan_candidate cand[MEASURE_MAX_CANDIDATES];
+            int k = distinct_candidates(&q, cand, MEASURE_MAX_CANDIDATES);
             if (rank == 0)
                 fprintf(f,
                         "%s\n    {\"coll\": \"%s\", \"bytes\": %zu, \"chosen\": {\"algo\": \"%s\", \"lane\": \"%s\"}, "
@@ -114,8 +114,8 @@ int evaluate_main(int argc, char **argv)
                         plan_lanes_label(with_tuned.lane, with_tuned.stripe), plan_algo_name(with_default.algo),
                         plan_lanes_label(with_default.lane, with_default.stripe));
             int written = 0;
-            bool ran[32];
-            double t[32];
+            bool ran[MEASURE_MAX_CANDIDATES];
+            double t[MEASURE_MAX_CANDIDATES];
             measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, NULL);
             for (int i = 0; i < k; i++) {
                 if (!ran[i])

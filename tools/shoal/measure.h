@@ -57,6 +57,8 @@ extern const int measure_ncolls;
 /* The query the planner gets for coll on the team of sc. */
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes);
 
+/* Most candidates a point of tune or evaluate times. */
+#define MEASURE_MAX_CANDIDATES 32
 /* The distinct (algorithm, lane) pairs among q's candidates; returns how many. */
 int distinct_candidates(const plan_query *q, plan_candidate *out, int max);
 

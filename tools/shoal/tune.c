@@ -222,10 +222,10 @@ static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buf
         for (int si = 0; si < nsizes; si++) {
             size_t bytes = coll == CORE_COLL_BARRIER ? 0 : sizes[si];
             plan_query q = world_query(tn->world, coll, bytes);
-            plan_candidate c[32];
-            int k = distinct_candidates(&q, c, 32);
-            bool ran[32];
-            double t[32], model[32];
+            plan_candidate c[MEASURE_MAX_CANDIDATES];
+            int k = distinct_candidates(&q, c, MEASURE_MAX_CANDIDATES);
+            bool ran[MEASURE_MAX_CANDIDATES];
+            double t[MEASURE_MAX_CANDIDATES], model[MEASURE_MAX_CANDIDATES];
             measure_candidates(&tn->mo, coll, c, k, bytes, b, ran, t, model);
             for (int i = 0; i < k; i++)
                 if (ran[i] && tn->rank == 0 && tn->ncalib < MAX_CALIB && model[i] > 0) {
