@@ -47,9 +47,10 @@ coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
         unsigned klass = 0;
         while (klass < 63 && (1ull << (klass + 1)) <= bytes)
             klass++;
-        core_log_once("%s of %s%zu bytes on %d local ranks: %s over %s (modelled %.2f us)", core_coll_name(coll),
+        core_log_once("%s of %s%zu bytes on %d local ranks: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
                       bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, plan_algo_name(ch.plan.algo),
-                      plan_lanes_label(ch.plan.lane, ch.plan.stripe), ch.plan.model_ns / 1e3);
+                      plan_lanes_label(ch.plan.lane, ch.plan.stripe),
+                      ch.plan.root_share > 0 ? ", the root moving a share of each block" : "", ch.plan.model_ns / 1e3);
     }
     return ch;
 }

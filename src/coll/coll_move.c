@@ -320,6 +320,13 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 
 /* ---- gather / gatherv ---- */
 
+/* The tail of a block the root moves itself (plan_choice.root_share), in
+ * whole cache lines. */
+static size_t root_part(size_t bytes, double share)
+{
+    return share > 0 ? (size_t)((double)bytes * share) / CORE_CACHELINE * CORE_CACHELINE : 0;
+}
+
 static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
                           const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
 {
@@ -337,14 +344,23 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
     }
 
     if (ch.plan.algo == PLAN_MOVE_PUSH && !v) {
-        /* The root exposes one slot per rank's place; every rank writes its own. */
-        m.push = true;
+        /* The root exposes one slot per rank's place; every rank writes its
+         * own, all of it or the head, whose tail the root reads itself. */
+        size_t head = sbytes - root_part(sbytes, ch.plan.root_share);
         m.max_out = n;
         if (me == root) {
-            for (int p = 0; p < n; p++)
+            for (int p = 0; p < n; p++) {
                 out[m.nout++] = (coll_out){p, (char *)rbuf + roffs[p], rbytes[p]};
+                if (p != root && head < rbytes[p])
+                    xf[m.nxfer++] = (coll_xfer){p, 0, head, (char *)rbuf + roffs[p] + head, rbytes[p] - head};
+            }
         } else if (sbytes) {
-            xf[m.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, sbytes};
+            m.push = true;
+            xf[m.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, head};
+            if (head < sbytes) {
+                out[m.nout++] = (coll_out){0, sbuf, sbytes};
+                m.only_peer = root;
+            }
         }
     } else {
         if (me == root) {
@@ -452,6 +468,9 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
                     (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
     if (one_slot)
         m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
+    /* With a root share, the root also writes the tail of every block into
+     * its rank's buffer (slot 0 there), and that rank reads the head. */
+    size_t tail = one_slot ? root_part(plan_bytes, ch.plan.root_share) : 0;
     if (me == root) {
         if (rbuf && sbytes[me])
             m.self_src = (const char *)sbuf + soffs[me], m.self_dst = rbuf, m.self_len = sbytes[me];
@@ -460,9 +479,17 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         else
             for (int p = 0; p < n; p++)
                 out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+        for (int p = 0; tail && p < n; p++)
+            if (p != root)
+                xf[m.nxfer++] = (coll_xfer){p, 0, plan_bytes - tail, (char *)sbuf + soffs[p] + plan_bytes - tail, tail};
+        m.push = tail > 0;
     } else if (rbytes) {
-        xf[m.nxfer++] = one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes}
+        xf[m.nxfer++] = one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes - tail}
                                  : (coll_xfer){root, me, 0, rbuf, rbytes};
+        if (tail) {
+            out[m.nout++] = (coll_out){0, rbuf, rbytes};
+            m.only_peer = root;
+        }
     }
     if (coll == CORE_COLL_SCATTERV)
         coll_move_v(t, &ch, &m);

@@ -182,6 +182,50 @@ static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
     }
 }
 
+/* Gather by push and scatter by pull on a lane that can put as well: the
+ * root, which otherwise only copies its own block, may move share r of
+ * every other rank's block itself (reading what they push, writing what
+ * they pull) while they move the rest. The two sides run at once. */
+static double root_side_ns(const pricing *p, lane_id l, double r)
+{
+    return copy_ns(p, (double)p->q->bytes) + (p->q->n - 1) * xfer(p, l, r * (double)p->q->bytes, team_ppn(p->q));
+}
+static double others_side_ns(const pricing *p, lane_id l, double r)
+{
+    return xfer(p, l, (1 - r) * (double)p->q->bytes, team_ppn(p->q));
+}
+static double root_shared_ns(const pricing *p, lane_id l, double r)
+{
+    double t = maxd(root_side_ns(p, l, r), others_side_ns(p, l, r));
+    return r > 0 ? t + step_ns(p) : t; /* the root waits for their buffers, they for its reads */
+}
+
+/* The root's share that evens out the two sides (the root's grows with r,
+ * the others' shrinks), in 64ths; 0 where sharing does not pay for its
+ * extra step, or where ranks take turns on cores (the same work, spread
+ * differently, finishes no sooner). */
+static double root_share(const pricing *p, plan_algo a, lane_id l)
+{
+    const plan_query *q = p->q;
+    bool shares = l == LANE_CMA && q->n > 1 &&
+                  ((a == PLAN_MOVE_PUSH && q->coll == CORE_COLL_GATHER) ||
+                   (a == PLAN_MOVE_PULL && q->coll == CORE_COLL_SCATTER));
+    if (!shares || (q->cores > 0 && team_ppn(q) > q->cores))
+        return 0;
+    double lo = 0, hi = 0.5;
+    if (root_side_ns(p, l, lo) >= others_side_ns(p, l, lo))
+        return 0;
+    for (int i = 0; i < 20; i++) {
+        double mid = (lo + hi) / 2;
+        if (root_side_ns(p, l, mid) < others_side_ns(p, l, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double r = floor(lo * 64) / 64;
+    return root_shared_ns(p, l, r) < root_shared_ns(p, l, 0) ? r : 0;
+}
+
 static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t chunk)
 {
     const plan_query *q = p->q;
@@ -246,9 +290,12 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
-    case PLAN_MOVE_PULL: return pull_ns(p, l, LANE_COUNT, 0);
-    case PLAN_MOVE_PUSH: /* every rank writes its block into the root at once */
-        return maxd(xfer(p, l, S, ppn), copy_ns(p, S));
+    case PLAN_MOVE_PULL:
+        if (root_share(p, a, l) > 0)
+            return root_shared_ns(p, l, root_share(p, a, l));
+        return pull_ns(p, l, LANE_COUNT, 0);
+    case PLAN_MOVE_PUSH: /* every rank writes (its part of) its block into the root at once */
+        return root_shared_ns(p, l, root_share(p, a, l));
     default: return 1e300;
     }
 }
@@ -471,6 +518,7 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                     plan_candidate *cand = &out[k++];
                     *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .stripe = LANE_COUNT,
                                              .fanout = fanouts[f], .chunk = chunks[c]};
+                    cand->root_share = root_share(&p, o[i].algo, (lane_id)l);
                     cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
                     cand->factor = factor_for(p.m, q->coll, o[i].algo, (lane_id)l, LANE_COUNT, q->bytes, q->n);
                     cand->ns = cand->formula_ns * cand->factor;
@@ -572,6 +620,7 @@ plan_choice plan_choose(const plan_query *q)
     ch.lane = cand[0].lane;
     ch.stripe = cand[0].stripe;
     ch.stripe_share = cand[0].stripe_share;
+    ch.root_share = cand[0].root_share;
     ch.fanout = cand[0].fanout;
     ch.chunk = cand[0].chunk;
     ch.model_ns = cand[0].ns;

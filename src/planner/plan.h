@@ -65,6 +65,10 @@ typedef struct plan_choice {
     lane_id lane;
     lane_id stripe;       /* second lane carrying stripe_share of every transfer; LANE_COUNT: none */
     double stripe_share;
+    /* Gather by push, scatter by pull on a lane that can also put: the
+     * share of every other rank's block the root moves itself, after its
+     * own copy, while those ranks move the rest; 0: they move it all. */
+    double root_share;
     int fanout;         /* trees: children per node */
     size_t chunk;       /* pipelining unit, bytes */
     double model_ns;    /* the modelled time of the choice */
@@ -83,6 +87,7 @@ typedef struct plan_candidate {
     lane_id lane;
     lane_id stripe;     /* LANE_COUNT: none */
     double stripe_share;
+    double root_share;  /* as in plan_choice */
     int fanout;
     size_t chunk;
     double formula_ns;  /* what the cost formula gives */

@@ -354,13 +354,53 @@ static void test_staged_reduce(void)
     CHECK(two > (stage > reduce ? stage : reduce) && two < 0.8 * (stage + reduce),
           "2 ranks on 2 cores: staging not overlapped with reducing: %g (stage %g, reduce %g)", two, stage, reduce);
     CHECK(plan_choose(&q).lane == LANE_CELLS, "4 MB reduce at np 2 not over cells");
-    q.n = q.ppn = 8;
+    q.n = q.ppn = q.cores = 8;
     double own_cores = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
     q.cores = 2;
     double shared = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
     /* 7 stagers and the root's 7 reductions on 2 cores: (7 + 7) / 2 units of work. */
     CHECK(own_cores >= 7 * reduce && shared > (7 * stage + 7 * reduce) / 2 && shared < 1.2 * (7 * stage + 7 * reduce) / 2,
           "8 ranks: %g on 8 cores, %g on 2", own_cores, shared);
+    tuning_file_done(path);
+}
+
+/* Gather by push and scatter by pull on cma: with a core per rank the root
+ * moves a share of every other rank's block itself; none where ranks take
+ * turns on cores, and none on a lane that cannot put. */
+static void test_root_share(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model_reload();
+    const core_coll colls[] = {CORE_COLL_GATHER, CORE_COLL_SCATTER};
+    const plan_algo algos[] = {PLAN_MOVE_PUSH, PLAN_MOVE_PULL};
+    const int sizes[] = {2, 3, 5};
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 3; i++) {
+            int n = sizes[i];
+            plan_query q = {.coll = colls[c], .bytes = 1 << 20, .n = n, .ppn = n, .cores = n, .window = 128 << 10,
+                            .usable = {true, true, true}};
+            plan_candidate cand[64];
+            int k = plan_candidates(&q, cand, 64);
+            double share = -1;
+            for (int j = 0; j < k; j++) {
+                if (cand[j].algo == algos[c] && cand[j].lane == LANE_CMA && cand[j].stripe == LANE_COUNT)
+                    share = cand[j].root_share;
+                else
+                    CHECK(cand[j].root_share == 0, "%s n=%d: root share on %s over %s", core_coll_name(colls[c]), n,
+                          plan_algo_name(cand[j].algo), plan_lanes_label(cand[j].lane, cand[j].stripe));
+            }
+            CHECK(share > 0 && share <= 0.5, "%s n=%d with a core each: root share %g", core_coll_name(colls[c]), n,
+                  share);
+            plan_choice ch = plan_choose(&q);
+            CHECK(ch.algo != algos[c] || ch.lane != LANE_CMA || ch.root_share == share, "chosen share %g, priced %g",
+                  ch.root_share, share);
+            q.cores = 1;
+            k = plan_candidates(&q, cand, 64);
+            for (int j = 0; j < k; j++)
+                CHECK(cand[j].root_share == 0, "%s n=%d on one core: root share %g", core_coll_name(colls[c]), n,
+                      cand[j].root_share);
+        }
     tuning_file_done(path);
 }
 
@@ -371,5 +411,6 @@ int main(void)
     test_choices();
     test_oversubscription();
     test_staged_reduce();
+    test_root_share();
     return unit_done("test_planner");
 }

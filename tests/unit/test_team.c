@@ -150,12 +150,12 @@ static void check_moves(size_t bytes, int root)
 }
 
 /* One process of the team: every check under one lane / algorithm setting. */
-static int run_rank(core_segment *seg, const char *lanes, const char *algo)
+static int run_rank(core_segment *seg, const char *lanes, const char *algo, int cores)
 {
     setenv("SHOAL_LANES", lanes, 1);
     setenv("SHOAL_ALGO", algo, 1);
     core_config_reload();
-    if (coll_team_open(&team, seg, n, me, n, 2, true) != 0)
+    if (coll_team_open(&team, seg, n, me, n, cores, true) != 0)
         return 100;
     /* 112 and 113: the largest slot-0 exposure kept in a note, and one more. */
     const size_t sizes[] = {1, 24, 112, 113, 1000, 8192, 40000, 300000};
@@ -174,13 +174,17 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo)
 
 int main(void)
 {
-    const char *settings[][2] = {
-        {"cells", ""},
-        {"cma", ""},
-        {"cells", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:sliced,gather:pull"},
-        {"cma", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:flat,gather:push"},
-        {"cells", "reduce:sliced,allreduce:flat,bcast:flat"},
-        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull"},
+    /* cores: those the planner is told the ranks run on (2, as here, or
+     * "each": one per rank, where gather by push and scatter by pull on cma
+     * have the root move a share of every block). */
+    const char *settings[][3] = {
+        {"cells", "", "2"},
+        {"cma", "", "2"},
+        {"cells", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:sliced,gather:pull", "2"},
+        {"cma", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:flat,gather:push", "2"},
+        {"cells", "reduce:sliced,allreduce:flat,bcast:flat", "2"},
+        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull", "2"},
+        {"cma", "gather:push", "each"},
     };
     const int team_sizes[] = {1, 2, 3, 5};
     for (size_t ts = 0; ts < sizeof team_sizes / sizeof team_sizes[0]; ts++)
@@ -195,14 +199,15 @@ int main(void)
             for (me = 0; me < n; me++) {
                 kids[me] = fork();
                 if (kids[me] == 0)
-                    _exit(run_rank(&seg, settings[st][0], settings[st][1]));
+                    _exit(run_rank(&seg, settings[st][0], settings[st][1],
+                                   strcmp(settings[st][2], "each") ? atoi(settings[st][2]) : n));
             }
             core_segment_unlink(&seg);
             for (int k = 0; k < n; k++) {
                 int status;
                 waitpid(kids[k], &status, 0);
-                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d ranks, lanes %s, algorithms '%s': rank %d "
-                      "exit status %d", n, settings[st][0], settings[st][1], k, status);
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d ranks, lanes %s, algorithms '%s', cores %s: "
+                      "rank %d exit status %d", n, settings[st][0], settings[st][1], settings[st][2], k, status);
             }
             core_segment_release(&seg);
         }

@@ -81,6 +81,8 @@ int explain_main(int argc, char **argv)
             snprintf(chunk, sizeof chunk, "%zuK", c[i].chunk >> 10);
         } else if (c[i].stripe != LANE_COUNT) { /* the striped lane's share */
             snprintf(chunk, sizeof chunk, "%s %.0f%%", plan_lane_name(c[i].stripe), 100 * c[i].stripe_share);
+        } else if (c[i].root_share > 0) { /* what the root moves of each other block */
+            snprintf(chunk, sizeof chunk, "root %.0f%%", 100 * c[i].root_share);
         }
         printf("%c %-10s %-8s %6s %9s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
                plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe), fanout, chunk, c[i].formula_ns / 1e3,
