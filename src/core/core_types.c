@@ -6,7 +6,18 @@
 
 /* ---- elementwise kernels ------------------------------------------------ */
 
+/* Each kernel is also built for AVX2, chosen at load time where the CPU has
+ * it: twice the vector width for blocks in cache. Elementwise, so every
+ * element comes out the same either way (no contraction into FMA: see
+ * CMakeLists.txt). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KERNEL_CLONES
+#endif
+
 #define KERNEL(name, T, expr)                                                  \
+    KERNEL_CLONES                                                              \
     static void name(void *out, const void *a_, const void *b_, size_t count) \
     {                                                                          \
         T *o = out;                                                            \
