@@ -98,7 +98,9 @@ static inline uint64_t coll_next_epoch(coll_team *t) { return ++t->epoch; }
 
 static inline void coll_post(coll_team *t, uint64_t e) { core_flag_post(&t->flags[t->me], e, &t->wait); }
 
-static inline void coll_wait(coll_team *t, int peer, uint64_t e)
+/* The flag wait; `spun`: the caller has already polled for as long as a
+ * wait spins, so go straight to yielding and sleeping. */
+static inline void coll_wait_flag(coll_team *t, int peer, uint64_t e, bool spun)
 {
     if (t->seen[peer] >= e)
         return;
@@ -106,11 +108,16 @@ static inline void coll_wait(coll_team *t, int peer, uint64_t e)
     uint64_t v = core_flag_read(f);
     if (v < e) {
         core_waiter w = {&t->wait, t->pids[peer], peer, t->doing};
-        core_flag_wait_slow(f, e, &w);
+        if (spun)
+            core_flag_wait_sleep(f, e, &w);
+        else
+            core_flag_wait_slow(f, e, &w);
         v = core_flag_read(f);
     }
     t->seen[peer] = v;
 }
+
+static inline void coll_wait(coll_team *t, int peer, uint64_t e) { coll_wait_flag(t, peer, e, false); }
 
 void coll_wait_all(coll_team *t, uint64_t e);
 
@@ -123,13 +130,16 @@ static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int pee
 {
     if (t->seen[peer] >= e)
         return;
-    if (lane->arrived)
-        for (long i = 0; i <= t->wait.spin; i++) {
-            if (lane->arrived(&t->lane, peer, slot, e))
-                return;
-            core_cpu_relax();
-        }
-    coll_wait(t, peer, e);
+    if (!lane->arrived) {
+        coll_wait(t, peer, e);
+        return;
+    }
+    for (long i = 0; i <= t->wait.spin; i++) {
+        if (lane->arrived(&t->lane, peer, slot, e))
+            return;
+        core_cpu_relax();
+    }
+    coll_wait_flag(t, peer, e, true);
 }
 
 /* coll_wait_exposed for every peer. */
