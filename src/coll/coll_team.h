@@ -121,8 +121,8 @@ static inline void coll_wait(coll_team *t, int peer, uint64_t e) { coll_wait_fla
 
 void coll_wait_all(coll_team *t, uint64_t e);
 
-/* Until what peer exposed in slot for the post of epoch e is readable: on
- * lanes that can tell (the cells lane's slot 0) by polling the data's own
+/* Until what peer exposed in slot for the post of epoch e is readable: for
+ * slot 0 on lanes with notes (cells) by polling the note, the data's own
  * lines, which saves the reader a cache miss on the flag and leaves the
  * flag's line with its owner; else, and once polling has gone on for as
  * long as a wait would spin, by waiting for the post. */
@@ -130,12 +130,12 @@ static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int pee
 {
     if (t->seen[peer] >= e)
         return;
-    if (!lane->arrived) {
+    if (slot != 0 || !lane->note_arrived) {
         coll_wait(t, peer, e);
         return;
     }
     for (long i = 0; i <= t->wait.spin; i++) {
-        if (lane->arrived(&t->lane, peer, slot, e))
+        if (lane->note_arrived(&t->lane, peer, e))
             return;
         core_cpu_relax();
     }

@@ -24,7 +24,7 @@
  * its bytes are (small ones inside the note) and the epoch the owner posts
  * them under, written last. A reader that finds that epoch in the note has
  * the data in the same pair of cache lines, without reading the owner's
- * flag (lanes that can tell say so through `arrived`).
+ * flag (lanes that can tell say so through `note_arrived`).
  *
  * Staging areas, slot tables and request tables exist LANE_ROUNDS times, one
  * per round modulo LANE_ROUNDS, so a rank can expose the next rounds while
@@ -116,9 +116,10 @@ typedef struct lane_ops {
     size_t (*window)(const lane_ctx *ctx);
     void (*expose)(lane_ctx *ctx, int slot, const void *buf, size_t len);
     void (*fetch)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
-    /* True when what peer exposed in slot for the post of `epoch` is
-     * readable already, without waiting for that post (NULL: never). */
-    bool (*arrived)(const lane_ctx *ctx, int peer, int slot, uint64_t epoch);
+    /* True when what peer exposed in slot 0 for the post of `epoch` is
+     * readable already, its note carrying that epoch, without waiting for
+     * the post. Slot 0 only: other slots have no note. NULL: no notes. */
+    bool (*note_arrived)(const lane_ctx *ctx, int peer, uint64_t epoch);
     /* Pointer to len readable bytes: into the segment, or scratch once filled. */
     const void *(*view)(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch);
     /* Writes into what peer exposed; NULL on lanes that cannot. */

@@ -40,9 +40,9 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
         atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
 }
 
-static bool cells_arrived(const lane_ctx *ctx, int peer, int slot, uint64_t epoch)
+static bool cells_note_arrived(const lane_ctx *ctx, int peer, uint64_t epoch)
 {
-    return slot == 0 && atomic_load_explicit(&note_of(ctx, peer)->stamp, memory_order_acquire) == epoch;
+    return atomic_load_explicit(&note_of(ctx, peer)->stamp, memory_order_acquire) == epoch;
 }
 
 static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch)
@@ -75,7 +75,7 @@ const lane_ops lane_cells = {
     .window = cells_window,
     .expose = cells_expose,
     .fetch = cells_fetch,
-    .arrived = cells_arrived,
+    .note_arrived = cells_note_arrived,
     .view = cells_view,
     .put = NULL,
 };
