@@ -290,10 +290,10 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
-    case PLAN_MOVE_PULL:
-        if (root_share(p, a, l) > 0)
-            return root_shared_ns(p, l, root_share(p, a, l));
-        return pull_ns(p, l, LANE_COUNT, 0);
+    case PLAN_MOVE_PULL: {
+        double r = root_share(p, a, l);
+        return r > 0 ? root_shared_ns(p, l, r) : pull_ns(p, l, LANE_COUNT, 0);
+    }
     case PLAN_MOVE_PUSH: /* every rank writes (its part of) its block into the root at once */
         return root_shared_ns(p, l, root_share(p, a, l));
     default: return 1e300;
