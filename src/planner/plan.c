@@ -159,29 +159,6 @@ static double log_ceil(int n, int base)
 
 /* ---- one formula per algorithm: the critical path of the slowest rank ---- */
 
-/* Data movement by pull on lane l, or striped (`share` of every transfer on
- * lane `stripe`, the rest on l, one after the other on the reader; owners
- * send their two-sided shares themselves). */
-static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
-{
-    const plan_query *q = p->q;
-    double S = (double)q->bytes, n = q->n;
-    int ppn = team_ppn(q);
-    switch (q->coll) {
-    case CORE_COLL_GATHER:
-    case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + copy_ns(p, S);
-    case CORE_COLL_SCATTER:
-    case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
-        if (stripe != LANE_COUNT) /* the root sends every striped share */
-            return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
-                        copy_ns(p, S));
-        return maxd(xfer(p, l, S, ppn), copy_ns(p, S)) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
-    default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + copy_ns(p, S) * 0.5 * node_share(p);
-    }
-}
-
 /* Gather by push and scatter by pull on a lane that can put as well: the
  * root, which otherwise only copies its own block, may move share r of
  * every other rank's block itself (reading what they push, writing what
@@ -226,7 +203,31 @@ static double root_share(const pricing *p, plan_algo a, lane_id l)
     return root_shared_ns(p, l, r) < root_shared_ns(p, l, 0) ? r : 0;
 }
 
-static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t chunk)
+/* Data movement by pull on lane l, or striped (`share` of every transfer on
+ * lane `stripe`, the rest on l, one after the other on the reader; owners
+ * send their two-sided shares themselves). */
+static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
+{
+    const plan_query *q = p->q;
+    double S = (double)q->bytes, n = q->n;
+    int ppn = team_ppn(q);
+    switch (q->coll) {
+    case CORE_COLL_GATHER:
+    case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + copy_ns(p, S);
+    case CORE_COLL_SCATTER:
+    case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
+        if (stripe != LANE_COUNT) /* the root sends every striped share */
+            return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
+                        copy_ns(p, S));
+        return root_shared_ns(p, l, 0) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
+    default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + copy_ns(p, S) * 0.5 * node_share(p);
+    }
+}
+
+/* root_r: the candidate's root_share (0 where it has none). */
+static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t chunk, double root_r)
 {
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
@@ -290,12 +291,9 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_RSB_GATHERED:
         return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, ppn) + reduce_all_ns(p, S) + reread_ns(p, S));
 
-    case PLAN_MOVE_PULL: {
-        double r = root_share(p, a, l);
-        return r > 0 ? root_shared_ns(p, l, r) : pull_ns(p, l, LANE_COUNT, 0);
-    }
+    case PLAN_MOVE_PULL: return root_r > 0 ? root_shared_ns(p, l, root_r) : pull_ns(p, l, LANE_COUNT, 0);
     case PLAN_MOVE_PUSH: /* every rank writes (its part of) its block into the root at once */
-        return root_shared_ns(p, l, root_share(p, a, l));
+        return root_shared_ns(p, l, root_r);
     default: return 1e300;
     }
 }
@@ -519,7 +517,7 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                     *cand = (plan_candidate){.algo = o[i].algo, .lane = (lane_id)l, .stripe = LANE_COUNT,
                                              .fanout = fanouts[f], .chunk = chunks[c]};
                     cand->root_share = root_share(&p, o[i].algo, (lane_id)l);
-                    cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c]);
+                    cand->formula_ns = price(&p, o[i].algo, (lane_id)l, fanouts[f], chunks[c], cand->root_share);
                     cand->factor = factor_for(p.m, q->coll, o[i].algo, (lane_id)l, LANE_COUNT, q->bytes, q->n);
                     cand->ns = cand->formula_ns * cand->factor;
                     if (want_lane >= 0 && l != want_lane && !no_lane)
