@@ -39,7 +39,13 @@ typedef struct pricing {
 } pricing;
 
 static double maxd(double a, double b) { return a > b ? a : b; }
-static double copy_ns(const pricing *p, double bytes) { return bytes / p->m->copy_bw; }
+/* One core copies `bytes` while streaming through `footprint` bytes of buffers. */
+static double copy_ns(const pricing *p, double bytes, double footprint)
+{
+    return plan_copy_ns(p->m, bytes, footprint);
+}
+/* A copy from one user buffer to another. */
+static double buffer_copy_ns(const pricing *p, double bytes) { return copy_ns(p, bytes, 2 * bytes); }
 
 static int team_ppn(const plan_query *q) { return q->ppn > q->n ? q->ppn : q->n; }
 
@@ -86,7 +92,7 @@ static double xfer_blocks(const pricing *p, lane_id l, double bytes, int movers)
  * `staged` bytes cost it one copy into its cells, all owners at once. */
 static double staging_ns(const pricing *p, double staged, int movers)
 {
-    return copy_ns(p, staged) * plan_cpu_share(movers, p->q->cores);
+    return copy_ns(p, staged, staged) * plan_cpu_share(movers, p->q->cores); /* the cells stay in cache */
 }
 static double staging_fixed_ns(const pricing *p, double staged)
 {
@@ -118,7 +124,7 @@ static double team_cores(const pricing *p)
  * shares them. */
 static double staged_reduce_ns(const pricing *p, double staged, int stagers, double pairs, double reduce)
 {
-    double stage = copy_ns(p, staged), shorter = stage < reduce ? stage : reduce;
+    double stage = copy_ns(p, staged, staged), shorter = stage < reduce ? stage : reduce;
     double rounds = p->q->window ? ceil(staged / (double)p->q->window) : 1;
     double busy = pairs * (stagers + 1), cores = team_cores(p);
     double overlapped = maxd(maxd(stage, reduce), pairs * (stagers * stage + reduce) / (busy < cores ? busy : cores));
@@ -146,7 +152,10 @@ static double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->r
 static double node_share(const pricing *p) { return plan_cpu_share(team_ppn(p->q), p->q->cores); }
 /* Gathered reductions move whole inputs into a temporary, then reduce it:
  * unlike the block-wise ones, they read those inputs back a second time. */
-static double reread_ns(const pricing *p, double bytes) { return copy_ns(p, bytes) * node_share(p); }
+static double reread_ns(const pricing *p, double bytes)
+{
+    return copy_ns(p, bytes, bytes * p->q->n) * node_share(p); /* the temporary holds n inputs */
+}
 /* A reduction every rank of the node does at once. */
 static double reduce_all_ns(const pricing *p, double bytes) { return reduce_ns(p, bytes) * node_share(p); }
 static double log_ceil(int n, int base)
@@ -165,7 +174,8 @@ static double log_ceil(int n, int base)
  * they pull) while they move the rest. The two sides run at once. */
 static double root_side_ns(const pricing *p, lane_id l, double r)
 {
-    return copy_ns(p, (double)p->q->bytes) + (p->q->n - 1) * xfer(p, l, r * (double)p->q->bytes, team_ppn(p->q));
+    double S = (double)p->q->bytes;
+    return buffer_copy_ns(p, S) + (p->q->n - 1) * xfer(p, l, r * S, team_ppn(p->q));
 }
 static double others_side_ns(const pricing *p, lane_id l, double r)
 {
@@ -214,15 +224,15 @@ static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
     switch (q->coll) {
     case CORE_COLL_GATHER:
     case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + copy_ns(p, S);
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + buffer_copy_ns(p, S);
     case CORE_COLL_SCATTER:
     case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
         if (stripe != LANE_COUNT) /* the root sends every striped share */
             return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
-                        copy_ns(p, S));
+                        buffer_copy_ns(p, S));
         return root_shared_ns(p, l, 0) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
     default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + copy_ns(p, S) * 0.5 * node_share(p);
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + buffer_copy_ns(p, S) * 0.5 * node_share(p);
     }
 }
 

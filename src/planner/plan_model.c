@@ -22,6 +22,8 @@ void plan_model_defaults(plan_model *m)
     m->sync_per_peer_ns = 40;
     m->oversub_step_ns = 1000; /* about a scheduler hand-over on Linux */
     m->copy_bw = 10;
+    m->copy_mem_bw = 10; /* one rate: the built-in figures price every copy alike */
+    m->cache_bytes = (double)plan_core_cache_bytes();
     m->reduce_bw = 8;
     snprintf(m->source, sizeof m->source, "built-in defaults");
 }
@@ -32,6 +34,56 @@ double plan_lane_time(const lane_cost *c, double bytes, int ppn)
         ppn = 1;
     double bw = c->bw_dedicated + c->bw_shared / ppn;
     return c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + (bw > 0 ? bytes / bw : 0);
+}
+
+double plan_copy_ns(const plan_model *m, double bytes, double footprint)
+{
+    double cached = footprint > m->cache_bytes ? m->cache_bytes / footprint : 1;
+    return bytes * (cached / m->copy_bw + (1 - cached) / m->copy_mem_bw);
+}
+
+/* The size file of one sysfs cache index ("1024K"), in bytes; 0 if none. */
+static size_t sysfs_cache_size(int index, int *level)
+{
+    char path[96], text[32];
+    size_t bytes = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    *level = fgets(text, sizeof text, f) ? atoi(text) : 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    if ((f = fopen(path, "r"))) {
+        char *end;
+        if (fgets(text, sizeof text, f)) {
+            bytes = strtoul(text, &end, 10);
+            if (*end == 'K')
+                bytes <<= 10;
+            else if (*end == 'M')
+                bytes <<= 20;
+        }
+        fclose(f);
+    }
+    return bytes;
+}
+
+size_t plan_core_cache_bytes(void)
+{
+    static _Atomic size_t cached; /* the same answer whoever asks first */
+    if (cached)
+        return cached;
+    size_t l2 = 0, largest = 0;
+    for (int i = 0; i < 8; i++) {
+        int level = 0;
+        size_t bytes = sysfs_cache_size(i, &level);
+        if (level == 2 && bytes > l2)
+            l2 = bytes;
+        if (bytes > largest)
+            largest = bytes;
+    }
+    cached = l2 ? l2 : largest ? largest : (size_t)1 << 20;
+    return cached;
 }
 
 double plan_cpu_share(int movers, int cores)
@@ -182,8 +234,10 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         m->sync_per_peer_ns = core_json_number(root, "sync_per_peer_ns", m->sync_per_peer_ns);
         m->oversub_step_ns = core_json_number(root, "oversub_step_ns", m->oversub_step_ns);
         m->copy_bw = core_json_number(root, "copy_bw", m->copy_bw);
+        m->copy_mem_bw = core_json_number(root, "copy_mem_bw", m->copy_bw);
         m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
-        if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->reduce_bw) ||
+        if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) ||
+                        !positive(m->reduce_bw) ||
                         m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
             snprintf(why, whylen, "machine figures are impossible");
             rc = -1;
@@ -234,8 +288,8 @@ int plan_model_save(const plan_model *m, const char *path)
             machine, when);
     fprintf(f,
             "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"oversub_step_ns\": %.3f,\n  \"copy_bw\": %.4f,\n"
-            "  \"reduce_bw\": %.4f,\n",
-            m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->reduce_bw);
+            "  \"copy_mem_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n",
+            m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw, m->reduce_bw);
     fprintf(f, "  \"lanes\": {\n");
     for (int l = 0; l < LANE_COUNT; l++) {
         const lane_cost *c = &m->lane[l];

@@ -4,7 +4,10 @@
  * takes (lane_cost in src/lanes/lane.h)
  *     latency + overhead + s * per_byte + s / (bw_dedicated + bw_shared / ppn)
  * and the machine adds a few figures of its own: the time for a post to be
- * seen by a waiting rank, the copy and reduction bandwidths of one core.
+ * seen by a waiting rank, the copy and reduction bandwidths of one core, and
+ * the copy bandwidth of one core between buffers several times its cache
+ * (a copy whose buffers only partly fit the core's cache, cache_bytes, read
+ * from the machine, runs at a blend of the two).
  * When the node's processes outnumber its cores (oversubscription), each
  * mover gets cores/ppn of a core, so a transfer takes ppn/cores as long,
  * and every step in which a rank waits for one particular peer costs the
@@ -40,6 +43,9 @@ typedef struct plan_model {
     double sync_per_peer_ns;  /* more per extra rank waited for */
     double oversub_step_ns;   /* a dependent step, oversubscribed, per ppn/cores */
     double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
+    double copy_mem_bw;       /* memcpy, bytes per ns, one core, buffers of 8 caches
+                                 (a file without it: copy_bw, as before the figure existed) */
+    double cache_bytes;       /* a core's own cache (L2), from the machine, not the file */
     double reduce_bw;         /* reduction output, bytes per ns, one core */
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
@@ -58,6 +64,15 @@ unsigned plan_model_generation(void);
 void plan_model_use(const plan_model *m);
 
 void plan_model_defaults(plan_model *m);
+
+/* The cache of one core (its L2; else the largest level sysfs lists, else
+ * 1 MiB), bytes. */
+size_t plan_core_cache_bytes(void);
+
+/* Time for one core to copy `bytes` while the buffers it streams through
+ * total `footprint` bytes: the part of the footprint its cache holds runs
+ * at copy_bw, the rest at copy_mem_bw. */
+double plan_copy_ns(const plan_model *m, double bytes, double footprint);
 
 /* This machine, as tuning files record it: "<cpu model>, <n> cores". */
 void plan_machine_description(char *buf, size_t len);

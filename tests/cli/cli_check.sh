@@ -46,7 +46,8 @@ assert t["shoal_tuning"] == int(sys.argv[3]), "version"
 for lane in ("cells", "cma", "host"):
     c = t["lanes"][lane]
     assert c["latency_ns"] > 0 and c["bw_dedicated"] + c["bw_shared"] > 0, lane
-assert t["copy_bw"] > 0 and t["reduce_bw"] > 0 and t["sync_ns"] > 0 and t["oversub_step_ns"] >= 0
+assert t["copy_bw"] > 0 and t["copy_mem_bw"] > 0 and t["reduce_bw"] > 0
+assert t["sync_ns"] > 0 and t["oversub_step_ns"] >= 0
 assert len(t["factors"]) >= 20, "calibration factors"
 assert all(0.125 <= f <= 8 for f in t["factors"].values())
 s = json.load(open(sys.argv[2]))

@@ -90,6 +90,17 @@ static void test_tuning_file(void)
     CHECK(close_to(back.sync_ns, 123.5, 1e-6), "sync %g", back.sync_ns);
     CHECK(close_to(plan_model_factor(&back, "allreduce/sliced/cma/large"), 1.4, 1e-6), "factor");
     CHECK(plan_model_factor(&back, "bcast/flat/cells/small") == 1.0, "absent factor is 1");
+    m.copy_bw = 20, m.copy_mem_bw = 6.5;
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    CHECK(plan_model_load(&back, path, true, why, sizeof why) == 0 && back.copy_bw == 20 && back.copy_mem_bw == 6.5,
+          "copy rates %g, %g (%s)", back.copy_bw, back.copy_mem_bw, why);
+
+    /* A file from before copy_mem_bw existed prices every copy at its copy_bw, as it did then. */
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"copy_bw\": 17}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0 && back.copy_mem_bw == 17,
+          "copy_mem_bw of an older file: %g (%s)", back.copy_mem_bw, why);
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"copy_mem_bw\": 0}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "copy_mem_bw 0 accepted");
 
     /* Corrupt: truncated JSON. */
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": ");
@@ -404,6 +415,52 @@ static void test_root_share(void)
     tuning_file_done(path);
 }
 
+/* A copy runs at copy_bw while its buffers fit the core's cache, and tends
+ * to copy_mem_bw as they outgrow it; the machine's cache is where the model
+ * says. The root of a gather by push, whose own copy slows down beyond the
+ * cache, then takes a smaller share of the others' blocks. */
+static void test_cache(void)
+{
+    size_t cache = plan_core_cache_bytes();
+    plan_model m;
+    plan_model_defaults(&m);
+    CHECK(cache >= 4096 && m.cache_bytes == (double)cache, "cache %zu, model %g", cache, m.cache_bytes);
+    CHECK(m.copy_mem_bw == m.copy_bw, "built-in figures: one copy rate (%g, %g)", m.copy_bw, m.copy_mem_bw);
+    m.cache_bytes = 1 << 20, m.copy_bw = 20, m.copy_mem_bw = 5;
+    CHECK(close_to(plan_copy_ns(&m, 256 << 10, 512 << 10), (256 << 10) / 20.0, 1e-12), "in cache");
+    CHECK(close_to(plan_copy_ns(&m, 2 << 20, 4 << 20), (2 << 20) * (0.25 / 20 + 0.75 / 5), 1e-12), "a quarter cached");
+    double far = plan_copy_ns(&m, 1 << 20, 64 << 20);
+    CHECK(far < (1 << 20) / 5.0 && far > (1 << 20) / 5.2, "far beyond the cache: %g", far);
+    m.copy_mem_bw = 20;
+    CHECK(close_to(plan_copy_ns(&m, 8 << 20, 16 << 20), (8 << 20) / 20.0, 1e-12), "one rate");
+
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query q = {.coll = CORE_COLL_GATHER, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
+                    .usable = {true, true, true}};
+    double share[2][2]; /* [copy_mem_bw below copy_bw?][beyond the cache?] */
+    for (int slow = 0; slow < 2; slow++) {
+        plan_model_defaults(&m);
+        m.copy_bw = 20, m.copy_mem_bw = slow ? 5 : 20;
+        CHECK(plan_model_save(&m, path) == 0, "save");
+        plan_model_reload();
+        for (int big = 0; big < 2; big++) {
+            q.bytes = big ? 8 * cache : cache / 4;
+            plan_candidate cand[64];
+            int k = plan_candidates(&q, cand, 64);
+            share[slow][big] = -1;
+            for (int j = 0; j < k; j++)
+                if (cand[j].algo == PLAN_MOVE_PUSH && cand[j].lane == LANE_CMA && cand[j].stripe == LANE_COUNT)
+                    share[slow][big] = cand[j].root_share;
+        }
+    }
+    CHECK(share[0][0] > 0 && fabs(share[0][0] - share[0][1]) <= 1.0 / 64,
+          "one copy rate: the root's share %g in cache, %g beyond", share[0][0], share[0][1]);
+    CHECK(share[1][0] == share[0][0] && share[1][1] < share[1][0],
+          "memory slower than cache: the root's share %g in cache, %g beyond", share[1][0], share[1][1]);
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_model_and_fit();
@@ -412,5 +469,6 @@ int main(void)
     test_oversubscription();
     test_staged_reduce();
     test_root_share();
+    test_cache();
     return unit_done("test_planner");
 }

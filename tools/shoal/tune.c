@@ -68,11 +68,12 @@ static void reduce_once(void *p)
     c->kernel(c->b, c->a, c->b, c->len / sizeof(float));
 }
 
-/* Bytes per ns of fn on blocks of PLAN_REDUCE_BLOCK bytes, in cache, as the
- * algorithms use them. */
-static double core_rate(tuner *tn, measure_fn fn)
+/* Bytes per ns of fn on buffers of len bytes: blocks of PLAN_REDUCE_BLOCK
+ * stay in cache, as the algorithms use them; a copy of 4 caches' worth
+ * streams through 8, as the single-copy collectives of a few MiB do (the
+ * rate of far larger buffers, out of every cache level, is lower still). */
+static double core_rate(tuner *tn, measure_fn fn, size_t len)
 {
-    size_t len = PLAN_REDUCE_BLOCK;
     /* Rank 0 alone: one core's rate, even when ranks outnumber cores. */
     copy_arg c = {malloc(len), malloc(len), len, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
     if (!c.a || !c.b)
@@ -332,8 +333,10 @@ static void write_samples(const tuner *tn, const plan_model *m, const char *path
     char machine[256];
     plan_machine_description(machine, sizeof machine);
     fprintf(f, "{\n  \"shoal_tune_samples\": 1,\n  \"machine\": \"%s\",\n  \"np\": %d,\n", machine, tn->size);
-    fprintf(f, "  \"copy_bw\": %.4f, \"reduce_bw\": %.4f, \"sync_ns\": %.2f, \"sync_per_peer_ns\": %.2f,\n",
-            m->copy_bw, m->reduce_bw, m->sync_ns, m->sync_per_peer_ns);
+    fprintf(f,
+            "  \"copy_bw\": %.4f, \"copy_mem_bw\": %.4f, \"reduce_bw\": %.4f, \"sync_ns\": %.2f, "
+            "\"sync_per_peer_ns\": %.2f,\n",
+            m->copy_bw, m->copy_mem_bw, m->reduce_bw, m->sync_ns, m->sync_per_peer_ns);
     fprintf(f, "  \"lanes\": [");
     for (int i = 0; i < tn->nsamples; i++) {
         const lane_sample *s = &tn->samples[i];
@@ -488,13 +491,15 @@ int tune_main(int argc, char **argv)
             printf("  merging into %s: its figures kept, factors for %d ranks measured\n", path, tn->size);
     } else {
         plan_model_defaults(&m);
-        m.copy_bw = core_rate(tn, copy_once);
-        m.reduce_bw = core_rate(tn, reduce_once);
+        m.copy_bw = core_rate(tn, copy_once, PLAN_REDUCE_BLOCK);
+        m.copy_mem_bw = core_rate(tn, copy_once, 4 * plan_core_cache_bytes());
+        m.reduce_bw = core_rate(tn, reduce_once, PLAN_REDUCE_BLOCK);
         m.sync_ns = barrier_ns(tn, tn->pair && tn->pair_index == 0 ? &tn->pair->team : NULL, "barrier:flat");
         measure_world_sync(tn, &m);
         if (tn->rank == 0)
-            printf("  core  copy %.2f GB/s, float sum %.2f GB/s; sync %.0f ns + %.0f ns per extra rank\n",
-                   m.copy_bw, m.reduce_bw, m.sync_ns, m.sync_per_peer_ns);
+            printf("  core  copy %.2f GB/s (%.2f beyond its %zu KiB cache), float sum %.2f GB/s;"
+                   " sync %.0f ns + %.0f ns per extra rank\n",
+                   m.copy_bw, m.copy_mem_bw, plan_core_cache_bytes() >> 10, m.reduce_bw, m.sync_ns, m.sync_per_peer_ns);
         measure_lanes(tn, &m);
         /* Every rank saw the same (reduced) timings; rank 0's model is the law. */
         PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
