@@ -23,13 +23,21 @@ build: deps
 	  test -f build/$$f/lib/libshoal.so || { echo "build of $$f failed"; exit 1; }; \
 	done
 
-# ASan + UBSan build of the library and its tests, against Open MPI.
+# ASan + UBSan build of the library and its tests, against Open MPI; then
+# the same tests under TSan (the simulator's threads, the library's locks;
+# a race report fails the test).
 build/sanitize/CMakeCache.txt: | deps
 	cmake -S . -B build/sanitize -DSHOAL_MPI=openmpi -DCMAKE_BUILD_TYPE=Debug -DSHOAL_SANITIZE=address,undefined >/dev/null
 
-sanitize: build/sanitize/CMakeCache.txt
-	cmake --build build/sanitize -j $(JOBS) 2>&1 | grep -E "error|warning" || true
-	cd build/sanitize && ctest -L sanitize --output-on-failure --timeout 600
+build/tsan/CMakeCache.txt: | deps
+	cmake -S . -B build/tsan -DSHOAL_MPI=openmpi -DCMAKE_BUILD_TYPE=Debug -DSHOAL_SANITIZE=thread >/dev/null
+
+sanitize: build/sanitize/CMakeCache.txt build/tsan/CMakeCache.txt
+	@set -e; for tree in sanitize tsan; do \
+	  echo "== sanitizer tree build/$$tree"; \
+	  cmake --build build/$$tree -j $(JOBS) 2>&1 | grep -E "error|warning" || true; \
+	  (cd build/$$tree && ctest -L sanitize --output-on-failure --timeout 600); \
+	done
 
 test: build sanitize
 	@set -e; for f in $(FLAVOURS); do \

@@ -10,7 +10,8 @@
  * it: twice the vector width for blocks in cache. Elementwise, so every
  * element comes out the same either way (no contraction into FMA: see
  * CMakeLists.txt). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__) /* both run load-time resolvers before their own start */
 #define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define KERNEL_CLONES
