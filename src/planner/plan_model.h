@@ -43,7 +43,7 @@ typedef struct plan_model {
     double sync_per_peer_ns;  /* more per extra rank waited for */
     double oversub_step_ns;   /* a dependent step, oversubscribed, per ppn/cores */
     double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
-    double copy_mem_bw;       /* memcpy, bytes per ns, one core, buffers of 8 caches
+    double copy_mem_bw;       /* memcpy, bytes per ns, one core, between buffers of 4 caches each
                                  (a file without it: copy_bw, as before the figure existed) */
     double cache_bytes;       /* a core's own cache (L2), from the machine, not the file */
     double reduce_bw;         /* reduction output, bytes per ns, one core */
