@@ -197,7 +197,7 @@ static double root_share(const pricing *p, plan_algo a, lane_id l)
     bool shares = l == LANE_CMA && q->n > 1 &&
                   ((a == PLAN_MOVE_PUSH && q->coll == CORE_COLL_GATHER) ||
                    (a == PLAN_MOVE_PULL && q->coll == CORE_COLL_SCATTER));
-    if (!shares || (q->cores > 0 && team_ppn(q) > q->cores))
+    if (!shares || node_share(p) > 1)
         return 0;
     double lo = 0, hi = 0.5;
     if (root_side_ns(p, l, lo) >= others_side_ns(p, l, lo))
