@@ -259,7 +259,7 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
         return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
     int n = sc->size;
-    bool ok = is_root ? (!in_place || true) : !in_place;
+    bool ok = is_root || !in_place;
     if (!in_place)
         ok = ok && scount >= 0 && shim_layout_of(stype, &sl) && !bad_pointer(sbuf, &sl, (size_t)scount) &&
              packable(&sl, (size_t)scount);
