@@ -189,6 +189,59 @@ static void coll_once(void *p)
     run_collective(MPI_COMM_WORLD, a->coll, a->bytes, a->b);
 }
 
+/* What a rank of a root-0 collective of `bytes` per rank reads and writes:
+ * its input and its result, as lengths from the start of b->send and
+ * b->recv (bcast's buffer is b->send on every rank). */
+static void coll_footprint(core_coll coll, size_t bytes, int n, int rank, size_t *input, size_t *result)
+{
+    size_t all = bytes * (size_t)n, root = rank == 0;
+    switch (coll) {
+    case CORE_COLL_BCAST: *input = root ? bytes : 0, *result = root ? 0 : bytes; break;
+    case CORE_COLL_REDUCE: *input = bytes, *result = root ? bytes : 0; break;
+    case CORE_COLL_GATHER: *input = bytes, *result = root ? all : 0; break;
+    case CORE_COLL_SCATTER: *input = root ? all : 0, *result = bytes; break;
+    case CORE_COLL_ALLGATHER: *input = bytes, *result = all; break;
+    case CORE_COLL_ALLTOALL: *input = all, *result = all; break;
+    case CORE_COLL_REDUCE_SCATTER_BLOCK: *input = all, *result = bytes; break;
+    case CORE_COLL_ALLREDUCE: *input = bytes, *result = bytes; break;
+    default: *input = *result = 0; break;
+    }
+}
+
+/* Per-call time of `iters` calls that each find their input just written
+ * and whose result is read afterwards, as in a program that computes what
+ * it reduces and uses what it gets: the slowest rank's average. Inputs are
+ * rewritten with 1.0f, so sums stay exact; neither the writes, the reads
+ * nor the barrier before each call are timed. */
+static double timed_fresh_batch(coll_arg *a, long iters)
+{
+    int n = 1, rank = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    size_t input, result;
+    coll_footprint(a->coll, a->bytes, n, rank, &input, &result);
+    float *in = (float *)a->b->send;
+    const float *out = (const float *)(a->coll == CORE_COLL_BCAST ? a->b->send : a->b->recv);
+    volatile float sink = 0;
+    uint64_t spent = 0;
+    for (long i = 0; i < iters; i++) {
+        for (size_t k = 0; k < input / sizeof(float); k++)
+            in[k] = 1.0f;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        uint64_t t0 = core_now_ns();
+        coll_once(a);
+        spent += core_now_ns() - t0;
+        float sum = 0;
+        for (size_t k = 0; k < result / sizeof(float); k++)
+            sum += out[k];
+        sink = sum;
+    }
+    (void)sink;
+    double mine = (double)spent / (double)iters, slowest = 0;
+    PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
 /* Forces candidate c of coll and runs it once (a warm-up, and the plan
  * made); true, alike on every rank, when shoal ran it as forced. */
 static bool force_candidate(core_coll coll, const plan_candidate *c, size_t bytes, coll_buffers *b, double *model_ns)
@@ -227,7 +280,8 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
             if (!ran[i])
                 continue;
             force_candidate(coll, &cand[i], bytes, b, NULL);
-            t[i][r] = timed_batch(coll_once, &a, iters[i], true);
+            t[i][r] = bytes >= MEASURE_FRESH_MIN && coll != CORE_COLL_BARRIER ? timed_fresh_batch(&a, iters[i])
+                                                                                : timed_batch(coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])

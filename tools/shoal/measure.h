@@ -40,6 +40,13 @@ void coll_buffers_free(coll_buffers *b);
  * MPI_* so that it takes shoal's path. Root 0. Nothing on MPI_COMM_NULL. */
 void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b);
 
+/* From this payload on, a collective's time depends on where its data
+ * sits: measure_candidates times such calls on inputs written just before
+ * each call (in the caller's cache, dirty) with the results read after, as
+ * programs use collectives, rather than back to back on buffers that the
+ * previous call left in cache. */
+#define MEASURE_FRESH_MIN (64 * 1024)
+
 /* Times coll of `bytes` on MPI_COMM_WORLD forced to each of the k
  * candidates in turn, their batches interleaved (a, b, c, a, b, c ...) so
  * that a slow spell of the machine falls on all of them alike. Per
