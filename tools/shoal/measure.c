@@ -194,7 +194,8 @@ static void coll_once(void *p)
  * b->recv (bcast's buffer is b->send on every rank). */
 static void coll_footprint(core_coll coll, size_t bytes, int n, int rank, size_t *input, size_t *result)
 {
-    size_t all = bytes * (size_t)n, root = rank == 0;
+    size_t all = bytes * (size_t)n;
+    bool root = rank == 0;
     switch (coll) {
     case CORE_COLL_BCAST: *input = root ? bytes : 0, *result = root ? 0 : bytes; break;
     case CORE_COLL_REDUCE: *input = bytes, *result = root ? bytes : 0; break;
@@ -280,8 +281,8 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
             if (!ran[i])
                 continue;
             force_candidate(coll, &cand[i], bytes, b, NULL);
-            t[i][r] = bytes >= MEASURE_FRESH_MIN && coll != CORE_COLL_BARRIER ? timed_fresh_batch(&a, iters[i])
-                                                                                : timed_batch(coll_once, &a, iters[i], true);
+            t[i][r] = bytes >= MEASURE_FRESH_MIN ? timed_fresh_batch(&a, iters[i])
+                                                 : timed_batch(coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
