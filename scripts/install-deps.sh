@@ -3,7 +3,8 @@
 # Idempotent and quiet when everything is present; run by `make` targets.
 set -euo pipefail
 
-debs=(cmake make gcc pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-pip)
+# gfortran: only for the tests of shoal's Fortran entry points.
+debs=(cmake make gcc gfortran pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-pip)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

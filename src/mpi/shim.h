@@ -27,6 +27,11 @@ extern bool shim_active;
 /* Ranks of MPI_COMM_WORLD on this node, and the cores they may use. */
 extern int shim_node_ranks, shim_node_cores;
 
+/* Turns shoal on once the host MPI is initialised (once per process; a
+ * collective over MPI_COMM_WORLD), and off before it is finalised. */
+void shim_start(void);
+void shim_stop(void);
+
 /* True when shoal should try to handle this collective at all. */
 static inline bool shim_wants(core_coll c)
 {

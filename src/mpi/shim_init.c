@@ -29,8 +29,12 @@ static void learn_node(void)
     PMPI_Comm_free(&node);
 }
 
-static void start(void)
+void shim_start(void)
 {
+    static bool started;
+    if (started)
+        return;
+    started = true;
     const core_config *cfg = core_config_get();
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -51,7 +55,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        start();
+        shim_start();
     return rc;
 }
 
@@ -59,15 +63,20 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        start();
+        shim_start();
     return rc;
 }
 
-int MPI_Finalize(void)
+void shim_stop(void)
 {
     if (shim_active) {
         shim_active = false;
         shim_comm_release_all();
     }
+}
+
+int MPI_Finalize(void)
+{
+    shim_stop();
     return PMPI_Finalize();
 }

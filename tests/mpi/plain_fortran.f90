@@ -1,0 +1,22 @@
+! A Fortran program that knows nothing of shoal (`use mpi`, built without
+! it): with libshoal in LD_PRELOAD and SHOAL_VERBOSE=1, its collectives are
+! logged as shoal's; their results match the host's PMPI_ binding.
+program plain_fortran
+  use mpi
+  implicit none
+  integer, parameter :: n = 100000
+  integer :: ierr, me, i
+  double precision :: a(n), b(n), ref(n)
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
+  do i = 1, n
+    a(i) = dble(mod(i + 5 * me, 17)) - 8.5d0
+  end do
+  call MPI_Allreduce(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call PMPI_Allreduce(a, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Finalize(ierr)
+  if (any(b /= ref)) then
+    print '(a,i0,a)', 'rank ', me, ': FAIL allreduce differs from PMPI_Allreduce'
+    stop 1
+  end if
+end program
