@@ -1,9 +1,10 @@
-! A Fortran program that knows nothing of shoal (`use mpi`, built without
-! it): with libshoal in LD_PRELOAD and SHOAL_VERBOSE=1, its collectives are
-! logged as shoal's; their results match the host's PMPI_ binding.
+! A Fortran program that knows nothing of shoal (mpif.h, built without it):
+! with libshoal in LD_PRELOAD and SHOAL_VERBOSE=1, its collectives are
+! logged as shoal's; their results, in place or not, match the host's
+! PMPI_ binding.
 program plain_fortran
-  use mpi
   implicit none
+  include 'mpif.h'
   integer, parameter :: n = 100000
   integer :: ierr, me, i
   double precision :: a(n), b(n), ref(n)
@@ -14,9 +15,14 @@ program plain_fortran
   end do
   call MPI_Allreduce(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   call PMPI_Allreduce(a, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call MPI_Finalize(ierr)
   if (any(b /= ref)) then
     print '(a,i0,a)', 'rank ', me, ': FAIL allreduce differs from PMPI_Allreduce'
     stop 1
   end if
+  call MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (any(a /= ref)) then
+    print '(a,i0,a)', 'rank ', me, ': FAIL allreduce in place differs from PMPI_Allreduce'
+    stop 1
+  end if
+  call MPI_Finalize(ierr)
 end program
