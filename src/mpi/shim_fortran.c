@@ -132,12 +132,14 @@ static void *f2c_in_place(void *buf) { return is_marker(in_place_markers, buf) ?
  * elsewhere the v-variants go to the host's binding. */
 #define FINT_IS_INT (sizeof(MPI_Fint) == sizeof(int))
 
-/* ompi_<lower>_f and its aliases mpi_<lower>, mpi_<lower>_, mpi_<lower>__
- * and MPI_<UPPER>, as the host defines them; the body follows. */
+/* ompi_<lower>_f and its aliases mpi_<lower>_, mpi_<lower>__ and
+ * MPI_<UPPER>; the body follows. The host also defines mpi_<lower> (for
+ * compilers that add no underscore, such as IBM XL): shoal does not, because
+ * a C program's own helper of that name (mpi_init, mpi_barrier) in a shared
+ * library would bind to it. Such compilers' calls go to the host. */
 #define ALIAS(name, target, params) void name params __attribute__((alias(#target)))
 #define FORTRAN_ENTRY(lower, UPPER, params)           \
     void ompi_##lower##_f params;                     \
-    ALIAS(mpi_##lower, ompi_##lower##_f, params);     \
     ALIAS(mpi_##lower##_, ompi_##lower##_f, params);  \
     ALIAS(mpi_##lower##__, ompi_##lower##_f, params); \
     ALIAS(MPI_##UPPER, ompi_##lower##_f, params);     \
