@@ -5,7 +5,7 @@
 ! the `use mpi` bindings with more sizes and communicators.)
 module f08check
   use mpi_f08
-  use shoal_api
+  use shoal_test
   implicit none
   integer :: failures = 0, checks = 0, me = 0, count = 0, csize = 1
 contains
@@ -22,15 +22,6 @@ contains
       if (failures <= 20) print '(a,i0,3a,i0,2(a,l1))', 'rank ', me, ': FAIL ', what, ' count ', count, &
         ' result ok ', ok, ' reached shoal ', reached
     end if
-  end subroutine
-
-  subroutine fill(x, rank, salt)
-    double precision, intent(out) :: x(:)
-    integer, intent(in) :: rank, salt
-    integer :: i
-    do i = 1, size(x)
-      x(i) = dble(mod(i * 11 + rank * 17 + salt * 31, 97) - 48) + 0.5d0 * rank
-    end do
   end subroutine
 end module
 

@@ -5,7 +5,7 @@
 ! argument returns the host's error code; MPI_Comm_free nulls the handle.
 module fcheck
   use mpi
-  use shoal_api
+  use shoal_test
   implicit none
   integer :: failures = 0, checks = 0, me = 0
   character(len=64) :: where = ''
@@ -27,16 +27,6 @@ contains
     integer :: size, ierr
     call MPI_Comm_size(comm, size, ierr)
     if (size > 1 .and. n > 0) call expect(shoal_last_choice(c_null_ptr, c_null_ptr) == 1, what // ' reached shoal')
-  end subroutine
-
-  ! Distinct, exactly representable values per rank and salt.
-  subroutine fill(x, rank, salt)
-    double precision, intent(out) :: x(:)
-    integer, intent(in) :: rank, salt
-    integer :: i
-    do i = 1, size(x)
-      x(i) = dble(mod(i * 7 + rank * 13 + salt * 29, 101) - 50) + 0.25d0 * rank
-    end do
   end subroutine
 end module
 
