@@ -52,6 +52,11 @@ static void start_if_initialized(void)
         shim_start();
 }
 
+/* Fortran handles, passed by reference, as C's. */
+#define COMM(f) PMPI_Comm_f2c(*(f))
+#define TYPE(f) PMPI_Type_f2c(*(f))
+#define OP(f) PMPI_Op_f2c(*(f))
+
 static void set_ierr(MPI_Fint *ierr, int rc)
 {
     if (ierr) /* an absent optional argument in mpi_f08 */
@@ -86,11 +91,11 @@ static void finalize_via(fortran_ierr_fn *host, MPI_Fint *ierr)
 static void comm_free_via(fortran_comm_free_fn *host, MPI_Fint *comm, MPI_Fint *ierr)
 {
     if (shim_active && comm)
-        shim_comm_forget(PMPI_Comm_f2c(*comm));
+        shim_comm_forget(COMM(comm));
     host(comm, ierr);
 }
 
-static void barrier_of(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barrier(PMPI_Comm_f2c(*comm))); }
+static void barrier_of(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barrier(COMM(comm))); }
 
 #if defined(OPEN_MPI)
 
@@ -162,10 +167,6 @@ FORTRAN_ENTRY(comm_free, COMM_FREE, (MPI_Fint * comm, MPI_Fint *ierr))
 }
 
 /* ---- collectives ---- */
-
-#define COMM(f) PMPI_Comm_f2c(*(f))
-#define TYPE(f) PMPI_Type_f2c(*(f))
-#define OP(f) PMPI_Op_f2c(*(f))
 
 FORTRAN_ENTRY(barrier, BARRIER, (MPI_Fint * comm, MPI_Fint *ierr)) { barrier_of(comm, ierr); }
 
