@@ -110,6 +110,29 @@ int main(int argc, char **argv)
     BOTH("alltoallv datatype null", Alltoallv(sbuf, counts, displs, MPI_DATATYPE_NULL, rbuf, counts, displs,
                                               MPI_INT, comm));
     BOTH("barrier comm null", Barrier(MPI_COMM_NULL));
+#if MPI_VERSION >= 4
+    /* MPI-4's large-count bindings take the same path: bad arguments reach
+     * the host's own _c call. */
+    MPI_Count wide_counts[16];
+    MPI_Aint wide_displs[16];
+    for (int i = 0; i < 16; i++)
+        wide_counts[i] = 1, wide_displs[i] = i;
+    BOTH("bcast_c root = size", Bcast_c(sbuf, 1, MPI_INT, size, comm));
+    BOTH("bcast_c datatype null", Bcast_c(sbuf, 1, MPI_DATATYPE_NULL, 0, comm));
+    BOTH("allreduce_c op null", Allreduce_c(sbuf, rbuf, 1, MPI_INT, MPI_OP_NULL, comm));
+    BOTH("reduce_c root -1", Reduce_c(sbuf, rbuf, 1, MPI_INT, MPI_SUM, -1, comm));
+    BOTH("reduce_scatter_block_c comm null", Reduce_scatter_block_c(sbuf, rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
+    BOTH("gather_c root = size", Gather_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, size, comm));
+    BOTH("gatherv_c root -1", Gatherv_c(sbuf, 1, MPI_INT, rbuf, wide_counts, wide_displs, MPI_INT, -1, comm));
+    BOTH("allgather_c datatype null", Allgather_c(sbuf, 1, MPI_DATATYPE_NULL, rbuf, 1, MPI_INT, comm));
+    BOTH("allgatherv_c datatype null",
+         Allgatherv_c(sbuf, 1, MPI_INT, rbuf, wide_counts, wide_displs, MPI_DATATYPE_NULL, comm));
+    BOTH("scatter_c root = size", Scatter_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, size, comm));
+    BOTH("scatterv_c root -1", Scatterv_c(sbuf, wide_counts, wide_displs, MPI_INT, rbuf, 1, MPI_INT, -1, comm));
+    BOTH("alltoall_c comm null", Alltoall_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, MPI_COMM_NULL));
+    BOTH("alltoallv_c datatype null", Alltoallv_c(sbuf, wide_counts, wide_displs, MPI_DATATYPE_NULL, rbuf,
+                                                  wide_counts, wide_displs, MPI_INT, comm));
+#endif
 
     /* The communicator still works, through shoal, after all that. */
     int one = 1, total = 0;
