@@ -4,6 +4,7 @@
 #ifndef SHOAL_CHECK_COMMON_H
 #define SHOAL_CHECK_COMMON_H
 
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,5 +43,28 @@ static inline double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.
         fprintf(stderr, "\n");                                                                                \
         PMPI_Abort(MPI_COMM_WORLD, 2);                                                                        \
     } while (0)
+
+/* shoal_last_choice (include/shoal.h) tells of the last call shoal
+ * intercepted. One it passes to the host, an allreduce with a user-defined
+ * op, makes it say "host MPI" again, so a later call that never reaches
+ * shoal cannot inherit an earlier choice. Looked up at run time: some test
+ * programs are built without shoal (loaded by LD_PRELOAD, or not at all). */
+static inline void check_first_of(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in, (void)inout, (void)len, (void)type;
+}
+
+static inline void check_forget_last_choice(void)
+{
+    static MPI_Op user_op = MPI_OP_NULL;
+    if (user_op == MPI_OP_NULL)
+        MPI_Op_create(check_first_of, 1, &user_op);
+    int x = 0, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, user_op, MPI_COMM_SELF);
+    int (*last_choice)(const char **, const char **) =
+        (int (*)(const char **, const char **))dlsym(RTLD_DEFAULT, "shoal_last_choice");
+    if (last_choice && last_choice(NULL, NULL))
+        CHECK_FATAL("a call with a user-defined op did not reset shoal_last_choice");
+}
 
 #endif

@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check_shoal.h"
+#include "check_common.h"
+#include "shoal.h"
 
 /* ------------------------------------------------------------------ types */
 

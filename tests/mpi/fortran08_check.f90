@@ -1,6 +1,6 @@
 ! Fortran 2008 bindings (`use mpi_f08`): MPI_Init from Fortran starts
 ! shoal, and every collective it intercepts, called from Fortran, reaches
-! shoal and gives what the host MPI's PMPI_ binding gives, with MPI_IN_PLACE
+! shoal and gives what the host MPI gives (its C PMPI_), with MPI_IN_PLACE
 ! where the call has one; MPI_Finalize stops shoal. (fortran_check covers
 ! the `use mpi` bindings with more sizes and communicators.)
 module f08check
@@ -10,7 +10,8 @@ module f08check
   integer :: failures = 0, checks = 0, me = 0, count = 0, csize = 1
 contains
   ! The call just made reached shoal (on several ranks; alone, it has
-  ! nothing to plan) and its result equals the reference.
+  ! nothing to plan) and its result equals the reference. Then shoal's last
+  ! choice is forgotten, so the next call cannot inherit it.
   subroutine expect(ok, what)
     logical, intent(in) :: ok
     character(len=*), intent(in) :: what
@@ -22,6 +23,7 @@ contains
       if (failures <= 20) print '(a,i0,3a,i0,2(a,l1))', 'rank ', me, ': FAIL ', what, ' count ', count, &
         ' result ok ', ok, ' reached shoal ', reached
     end if
+    call forget_last_choice()
   end subroutine
 end module
 
@@ -29,7 +31,8 @@ program fortran08_check
   use f08check
   implicit none
   type(MPI_Comm) :: comm, comms(2)
-  integer :: np, c, k, n, root, i, crank
+  integer :: np, c, k, n, root, i, crank, ierr
+  integer :: dp, fcomm ! Fortran handles, for the host's references
   integer, parameter :: sizes(2) = [4099, 262147]
   double precision, allocatable :: s(:), r(:), ref(:), big(:), bref(:)
   integer, allocatable :: counts(:), displs(:)
@@ -41,11 +44,13 @@ program fortran08_check
     print '(a,i0,a)', 'rank ', me, ': FAIL shoal not started by MPI_Init from Fortran 2008'
     failures = failures + 1
   end if
+  dp = MPI_DOUBLE_PRECISION%MPI_VAL
   comms(1) = MPI_COMM_WORLD
   call MPI_Comm_dup(MPI_COMM_WORLD, comms(2))
 
   do c = 1, 2
     comm = comms(c)
+    fcomm = comm%MPI_VAL
     call MPI_Comm_size(comm, csize)
     call MPI_Comm_rank(comm, crank)
     allocate(counts(0:csize - 1), displs(0:csize - 1))
@@ -59,14 +64,14 @@ program fortran08_check
       call fill(s, crank, k)
 
       call MPI_Allreduce(s, r, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
-      call PMPI_Allreduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
+      call host_allreduce(s, ref, n, dp, MPI_SUM%MPI_VAL, fcomm, ierr)
       call expect(all(r == ref), 'MPI_Allreduce')
       r = s
       call MPI_Allreduce(MPI_IN_PLACE, r, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
       call expect(all(r == ref), 'MPI_Allreduce in place')
 
       r = s
-      call PMPI_Reduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_MIN, root, comm)
+      call host_reduce(s, ref, n, dp, MPI_MIN%MPI_VAL, root, fcomm, ierr)
       if (crank == root) then
         call MPI_Reduce(MPI_IN_PLACE, r, n, MPI_DOUBLE_PRECISION, MPI_MIN, root, comm)
       else
@@ -76,7 +81,7 @@ program fortran08_check
 
       call fill(big, crank, k + 1)
       bref = big
-      call PMPI_Reduce_scatter_block(bref, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
+      call host_reduce_scatter_block(bref, ref, n, dp, MPI_SUM%MPI_VAL, fcomm, ierr)
       call MPI_Reduce_scatter_block(MPI_IN_PLACE, big, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
       call expect(all(big(1:n) == ref), 'MPI_Reduce_scatter_block in place')
 
@@ -85,11 +90,11 @@ program fortran08_check
       call MPI_Bcast(r, n, MPI_DOUBLE_PRECISION, root, comm)
       ref = -2
       if (crank == root) ref = s
-      call PMPI_Bcast(ref, n, MPI_DOUBLE_PRECISION, root, comm)
+      call host_bcast(ref, n, dp, root, fcomm, ierr)
       call expect(all(r == ref), 'MPI_Bcast')
 
       bref = -1
-      call PMPI_Gather(s, n, MPI_DOUBLE_PRECISION, bref, n, MPI_DOUBLE_PRECISION, root, comm)
+      call host_gather(s, n, dp, bref, n, dp, root, fcomm, ierr)
       big = -1
       if (crank == root) then
         big(root * n + 1:root * n + n) = s
@@ -122,7 +127,7 @@ program fortran08_check
                         root, comm)
       call expect(all(r(1:counts(crank)) == bref(crank * n + 1:crank * n + counts(crank))), 'MPI_Scatterv')
 
-      call PMPI_Allgather(s, n, MPI_DOUBLE_PRECISION, bref, n, MPI_DOUBLE_PRECISION, comm)
+      call host_allgather(s, n, dp, bref, n, dp, fcomm, ierr)
       big = -1
       big(crank * n + 1:crank * n + n) = s
       call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, n, MPI_DOUBLE_PRECISION, comm)
@@ -132,7 +137,7 @@ program fortran08_check
       call expect(all(big == bref), 'MPI_Allgatherv')
 
       call fill(big, crank, k + 3)
-      call PMPI_Alltoall(big, n, MPI_DOUBLE_PRECISION, bref, n, MPI_DOUBLE_PRECISION, comm)
+      call host_alltoall(big, n, dp, bref, n, dp, fcomm, ierr)
       call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, n, MPI_DOUBLE_PRECISION, comm)
       call expect(all(big == bref), 'MPI_Alltoall in place')
       call fill(big, crank, k + 3)

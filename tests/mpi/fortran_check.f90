@@ -1,6 +1,7 @@
 ! Fortran bindings (`use mpi`): every collective shoal intercepts, called
 ! from Fortran, must reach shoal (shoal_last_choice) and give what the host
-! MPI's own PMPI_ binding gives for the same inputs, with and without
+! MPI gives for the same inputs (its C PMPI_: MPICH's Fortran PMPI_ bindings
+! call the C MPI_ functions, that is shoal), with and without
 ! MPI_IN_PLACE, on MPI_COMM_WORLD, a dup and an odd-sized split; an invalid
 ! argument returns the host's error code; MPI_Comm_free nulls the handle.
 module fcheck
@@ -20,13 +21,16 @@ contains
     end if
   end subroutine
 
-  ! The call just made with data on a communicator of several ranks was shoal's.
+  ! The call just made with data on a communicator of several ranks was
+  ! shoal's. Then shoal's last choice is forgotten, so the next call cannot
+  ! inherit it.
   subroutine handled(comm, n, what)
     integer, intent(in) :: comm, n
     character(len=*), intent(in) :: what
     integer :: size, ierr
     call MPI_Comm_size(comm, size, ierr)
     if (size > 1 .and. n > 0) call expect(shoal_last_choice(c_null_ptr, c_null_ptr) == 1, what // ' reached shoal')
+    call forget_last_choice()
   end subroutine
 end module
 
@@ -73,7 +77,7 @@ program fortran_check
       r = -1; ref = -2
       call MPI_Allreduce(s, r, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call handled(comm, n, 'MPI_Allreduce')
-      call PMPI_Allreduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+      call host_allreduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call expect(all(r(1:n) == ref(1:n)), 'MPI_Allreduce SUM')
       r(1:n) = s(1:n)
       call MPI_Allreduce(MPI_IN_PLACE, r, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
@@ -83,7 +87,7 @@ program fortran_check
       allocate(is(max(n, 1)), ir(max(n, 1)), iref(max(n, 1)))
       is(1:n) = int(s(1:n) * 4)
       call MPI_Allreduce(is, ir, n, MPI_INTEGER, MPI_BXOR, comm, ierr)
-      call PMPI_Allreduce(is, iref, n, MPI_INTEGER, MPI_BXOR, comm, ierr)
+      call host_allreduce(is, iref, n, MPI_INTEGER, MPI_BXOR, comm, ierr)
       call expect(all(ir(1:n) == iref(1:n)), 'MPI_Allreduce INTEGER BXOR')
 
       allocate(pairs(2, max(n, 1)), rpairs(2, max(n, 1)), refpairs(2, max(n, 1)))
@@ -91,14 +95,14 @@ program fortran_check
       pairs(2, 1:n) = crank
       call MPI_Allreduce(pairs, rpairs, n, MPI_2INTEGER, MPI_MAXLOC, comm, ierr)
       call handled(comm, n, 'MPI_Allreduce MAXLOC')
-      call PMPI_Allreduce(pairs, refpairs, n, MPI_2INTEGER, MPI_MAXLOC, comm, ierr)
+      call host_allreduce(pairs, refpairs, n, MPI_2INTEGER, MPI_MAXLOC, comm, ierr)
       call expect(all(rpairs(:, 1:n) == refpairs(:, 1:n)), 'MPI_Allreduce 2INTEGER MAXLOC')
       deallocate(pairs, rpairs, refpairs)
 
       allocate(ls(max(n, 1)), lr(max(n, 1)), lref(max(n, 1)))
       ls(1:n) = mod(is(1:n), 3) == 0
       call MPI_Allreduce(ls, lr, n, MPI_LOGICAL, MPI_LOR, comm, ierr)
-      call PMPI_Allreduce(ls, lref, n, MPI_LOGICAL, MPI_LOR, comm, ierr)
+      call host_allreduce(ls, lref, n, MPI_LOGICAL, MPI_LOR, comm, ierr)
       call expect(all(lr(1:n) .eqv. lref(1:n)), 'MPI_Allreduce LOGICAL LOR')
       deallocate(ls, lr, lref)
 
@@ -106,7 +110,7 @@ program fortran_check
         r = -1; ref = -2
         call MPI_Reduce(s, r, n, MPI_DOUBLE_PRECISION, MPI_MAX, root, comm, ierr)
         call handled(comm, n, 'MPI_Reduce')
-        call PMPI_Reduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_MAX, root, comm, ierr)
+        call host_reduce(s, ref, n, MPI_DOUBLE_PRECISION, MPI_MAX, root, comm, ierr)
         if (crank == root) call expect(all(r(1:n) == ref(1:n)), 'MPI_Reduce MAX')
         r(1:n) = s(1:n)
         if (crank == root) then
@@ -124,7 +128,7 @@ program fortran_check
       r = -1; ref = -2
       call MPI_Reduce_scatter_block(big, r, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call handled(comm, n, 'MPI_Reduce_scatter_block')
-      call PMPI_Reduce_scatter_block(big, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+      call host_reduce_scatter_block(big, ref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call expect(all(r(1:n) == ref(1:n)), 'MPI_Reduce_scatter_block')
       call MPI_Reduce_scatter_block(MPI_IN_PLACE, big, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call handled(comm, n, 'MPI_Reduce_scatter_block in place')
@@ -143,7 +147,7 @@ program fortran_check
         call handled(comm, n, 'MPI_Bcast')
         ref = r
         if (crank /= root) ref = -2
-        call PMPI_Bcast(ref, n, MPI_DOUBLE_PRECISION, root, comm, ierr)
+        call host_bcast(ref, n, MPI_DOUBLE_PRECISION, root, comm, ierr)
         call expect(all(r(1:n) == ref(1:n)), 'MPI_Bcast')
 
         big = -1
@@ -171,7 +175,7 @@ program fortran_check
         call MPI_Gatherv(s, counts(crank), MPI_DOUBLE_PRECISION, big, counts, displs, MPI_DOUBLE_PRECISION, &
                          root, comm, ierr)
         call handled(comm, n, 'MPI_Gatherv')
-        call PMPI_Gatherv(s, counts(crank), MPI_DOUBLE_PRECISION, ref, counts, displs, MPI_DOUBLE_PRECISION, &
+        call host_gatherv(s, counts(crank), MPI_DOUBLE_PRECISION, ref, counts, displs, MPI_DOUBLE_PRECISION, &
                           root, comm, ierr)
         if (crank == root) call expect(all(big == ref), 'MPI_Gatherv')
         big = -1
@@ -243,7 +247,7 @@ program fortran_check
       call MPI_Allgatherv(s, counts(crank), MPI_DOUBLE_PRECISION, big, counts, displs, MPI_DOUBLE_PRECISION, &
                           comm, ierr)
       call handled(comm, n, 'MPI_Allgatherv')
-      call PMPI_Allgatherv(s, counts(crank), MPI_DOUBLE_PRECISION, ref, counts, displs, MPI_DOUBLE_PRECISION, &
+      call host_allgatherv(s, counts(crank), MPI_DOUBLE_PRECISION, ref, counts, displs, MPI_DOUBLE_PRECISION, &
                            comm, ierr)
       call expect(all(big == ref), 'MPI_Allgatherv')
       big = -1
@@ -261,7 +265,7 @@ program fortran_check
       r = -1; ref = -2
       call MPI_Alltoall(big, n, MPI_DOUBLE_PRECISION, r, n, MPI_DOUBLE_PRECISION, comm, ierr)
       call handled(comm, n, 'MPI_Alltoall')
-      call PMPI_Alltoall(big, n, MPI_DOUBLE_PRECISION, ref, n, MPI_DOUBLE_PRECISION, comm, ierr)
+      call host_alltoall(big, n, MPI_DOUBLE_PRECISION, ref, n, MPI_DOUBLE_PRECISION, comm, ierr)
       call expect(all(r(1:n * csize) == ref(1:n * csize)), 'MPI_Alltoall')
       call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, n, MPI_DOUBLE_PRECISION, comm, ierr)
       call handled(comm, n, 'MPI_Alltoall in place')
@@ -286,7 +290,7 @@ program fortran_check
       call MPI_Alltoallv(big, counts, displs, MPI_DOUBLE_PRECISION, r, rcounts, rdispls, MPI_DOUBLE_PRECISION, &
                          comm, ierr)
       call handled(comm, n, 'MPI_Alltoallv')
-      call PMPI_Alltoallv(big, counts, displs, MPI_DOUBLE_PRECISION, ref, rcounts, rdispls, &
+      call host_alltoallv(big, counts, displs, MPI_DOUBLE_PRECISION, ref, rcounts, rdispls, &
                           MPI_DOUBLE_PRECISION, comm, ierr)
       call expect(all(r == ref), 'MPI_Alltoallv')
       do j = 0, csize - 1
@@ -307,7 +311,7 @@ program fortran_check
   s = 1
   ! (Not allreduce: MPICH 4.0 corrupts its heap on a negative count there.)
   call MPI_Bcast(s, 4, MPI_DOUBLE_PRECISION, -1, dup, rc_shoal)
-  call PMPI_Bcast(s, 4, MPI_DOUBLE_PRECISION, -1, dup, rc_host)
+  call host_bcast(s, 4, MPI_DOUBLE_PRECISION, -1, dup, rc_host)
   ! (Classes: MPICH makes a new code for every error it reports.)
   call MPI_Error_class(rc_shoal, class_shoal, ierr)
   call MPI_Error_class(rc_host, class_host, ierr)
