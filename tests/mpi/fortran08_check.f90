@@ -3,30 +3,6 @@
 ! shoal and gives what the host MPI gives (its C PMPI_), with MPI_IN_PLACE
 ! where the call has one; MPI_Finalize stops shoal. (fortran_check covers
 ! the `use mpi` bindings with more sizes and communicators.)
-module f08check
-  use mpi_f08
-  use shoal_test
-  implicit none
-  integer :: failures = 0, checks = 0, me = 0, count = 0, csize = 1
-contains
-  ! The call just made reached shoal (on several ranks; alone, it has
-  ! nothing to plan) and its result equals the reference. Then shoal's last
-  ! choice is forgotten, so the next call cannot inherit it.
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    logical :: reached
-    reached = csize == 1 .or. shoal_last_choice(c_null_ptr, c_null_ptr) == 1
-    checks = checks + 1
-    if (.not. (ok .and. reached)) then
-      failures = failures + 1
-      if (failures <= 20) print '(a,i0,3a,i0,2(a,l1))', 'rank ', me, ': FAIL ', what, ' count ', count, &
-        ' result ok ', ok, ' reached shoal ', reached
-    end if
-    call forget_last_choice()
-  end subroutine
-end module
-
 program fortran08_check
   use f08check
   implicit none

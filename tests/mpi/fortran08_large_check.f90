@@ -3,30 +3,8 @@
 ! the C MPI_*_c functions, so every collective shoal intercepts must reach
 ! shoal this way too, and give what the host MPI's classic call gives (its C
 ! PMPI_). Built where the host's mpi_f08 has these bindings (MPICH 4).
-module f08large
-  use mpi_f08
-  use shoal_test
-  implicit none
-  integer :: failures = 0, checks = 0, me = 0, csize = 1
-contains
-  ! The call just made reached shoal and its result equals the reference.
-  ! Then shoal's last choice is forgotten, so the next call cannot inherit it.
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    logical :: reached
-    reached = csize == 1 .or. shoal_last_choice(c_null_ptr, c_null_ptr) == 1
-    checks = checks + 1
-    if (.not. (ok .and. reached)) then
-      failures = failures + 1
-      if (failures <= 20) print '(a,i0,3a,2(a,l1))', 'rank ', me, ': FAIL ', what, ' (large count)', &
-        ' result ok ', ok, ' reached shoal ', reached
-    end if
-  end subroutine
-end module
-
 program fortran08_large_check
-  use f08large
+  use f08check
   implicit none
   integer, parameter :: ck = MPI_COUNT_KIND, ak = MPI_ADDRESS_KIND
   integer :: root, i, k, n, ierr
@@ -49,6 +27,7 @@ program fortran08_large_check
   do k = 1, size(sizes)
     n = sizes(k)
     nc = n
+    count = n
     root = mod(k, csize)
     allocate(s(n), r(n), ref(n), big(n * csize), bref(n * csize))
     call fill(s, me, k)
@@ -61,17 +40,17 @@ program fortran08_large_check
 
     call MPI_Allreduce(s, r, nc, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
     call host_allreduce(s, ref, n, dp, MPI_SUM%MPI_VAL, world, ierr)
-    call expect(all(r == ref), 'MPI_Allreduce')
+    call expect(all(r == ref), 'MPI_Allreduce (large count)')
 
     r = -1
     call MPI_Reduce(s, r, nc, MPI_DOUBLE_PRECISION, MPI_MAX, root, MPI_COMM_WORLD)
     call host_reduce(s, ref, n, dp, MPI_MAX%MPI_VAL, root, world, ierr)
-    call expect(me /= root .or. all(r == ref), 'MPI_Reduce')
+    call expect(me /= root .or. all(r == ref), 'MPI_Reduce (large count)')
 
     call fill(big, me, k + 1)
     call MPI_Reduce_scatter_block(big, r, nc, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
     call host_reduce_scatter_block(big, ref, n, dp, MPI_SUM%MPI_VAL, world, ierr)
-    call expect(all(r == ref), 'MPI_Reduce_scatter_block')
+    call expect(all(r == ref), 'MPI_Reduce_scatter_block (large count)')
 
     r = -1
     if (me == root) r = s
@@ -79,42 +58,42 @@ program fortran08_large_check
     ref = -2
     if (me == root) ref = s
     call host_bcast(ref, n, dp, root, world, ierr)
-    call expect(all(r == ref), 'MPI_Bcast')
+    call expect(all(r == ref), 'MPI_Bcast (large count)')
 
     call host_gather(s, n, dp, bref, n, dp, root, world, ierr)
     big = -1
     call MPI_Gather(s, nc, MPI_DOUBLE_PRECISION, big, nc, MPI_DOUBLE_PRECISION, root, MPI_COMM_WORLD)
-    call expect(me /= root .or. all(big == bref), 'MPI_Gather')
+    call expect(me /= root .or. all(big == bref), 'MPI_Gather (large count)')
     big = -1
     bref = -1 ! the blocks leave gaps: both sides start alike
     call host_gatherv(s, counts(me), dp, bref, counts, displs, dp, root, world, ierr)
     call MPI_Gatherv(s, wcounts(me), MPI_DOUBLE_PRECISION, big, wcounts, wdispls, MPI_DOUBLE_PRECISION, root, &
                      MPI_COMM_WORLD)
-    call expect(me /= root .or. all(big == bref), 'MPI_Gatherv')
+    call expect(me /= root .or. all(big == bref), 'MPI_Gatherv (large count)')
 
     call host_allgather(s, n, dp, bref, n, dp, world, ierr)
     big = -1
     call MPI_Allgather(s, nc, MPI_DOUBLE_PRECISION, big, nc, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD)
-    call expect(all(big == bref), 'MPI_Allgather')
+    call expect(all(big == bref), 'MPI_Allgather (large count)')
     bref = -1
     call host_allgatherv(s, counts(me), dp, bref, counts, displs, dp, world, ierr)
     big = -1
     call MPI_Allgatherv(s, wcounts(me), MPI_DOUBLE_PRECISION, big, wcounts, wdispls, MPI_DOUBLE_PRECISION, &
                         MPI_COMM_WORLD)
-    call expect(all(big == bref), 'MPI_Allgatherv')
+    call expect(all(big == bref), 'MPI_Allgatherv (large count)')
 
     call fill(big, root, k + 2)
     r = -1
     ref = -2
     call MPI_Scatter(big, nc, MPI_DOUBLE_PRECISION, r, nc, MPI_DOUBLE_PRECISION, root, MPI_COMM_WORLD)
     call host_scatter(big, n, dp, ref, n, dp, root, world, ierr)
-    call expect(all(r == ref), 'MPI_Scatter')
+    call expect(all(r == ref), 'MPI_Scatter (large count)')
     r = -1
     ref = -1
     call MPI_Scatterv(big, wcounts, wdispls, MPI_DOUBLE_PRECISION, r, wcounts(me), MPI_DOUBLE_PRECISION, root, &
                       MPI_COMM_WORLD)
     call host_scatterv(big, counts, displs, dp, ref, counts(me), dp, root, world, ierr)
-    call expect(all(r == ref), 'MPI_Scatterv')
+    call expect(all(r == ref), 'MPI_Scatterv (large count)')
 
     call fill(big, me, k + 3)
     call host_alltoall(big, n, dp, bref, n, dp, world, ierr)
@@ -122,12 +101,12 @@ program fortran08_large_check
     allocate(r(n * csize))
     r = -1
     call MPI_Alltoall(big, nc, MPI_DOUBLE_PRECISION, r, nc, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD)
-    call expect(all(r == bref), 'MPI_Alltoall')
+    call expect(all(r == bref), 'MPI_Alltoall (large count)')
     r = -1
     wcounts = n
     call MPI_Alltoallv(big, wcounts, wdispls, MPI_DOUBLE_PRECISION, r, wcounts, wdispls, MPI_DOUBLE_PRECISION, &
                        MPI_COMM_WORLD)
-    call expect(all(r == bref), 'MPI_Alltoallv')
+    call expect(all(r == bref), 'MPI_Alltoallv (large count)')
     deallocate(s, r, ref, big, bref)
   end do
 
