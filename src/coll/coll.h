@@ -36,6 +36,11 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
 /* count elements per rank; sbuf == NULL: the n*count input is in rbuf. */
 void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
                                core_op op);
+/* Block i is counts[i] elements from element firsts[i] of the input (the
+ * blocks back to back, as MPI_Reduce_scatter lays them); rank i gets block
+ * i's reduction. sbuf == NULL: the input is in rbuf. */
+void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
+                         core_type type, core_op op);
 
 /* sbuf == NULL at the root: its block is already at rbuf + root * bytes. */
 void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);

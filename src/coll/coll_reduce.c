@@ -88,16 +88,15 @@ static void reduce_local(coll_team *t, const char *all, size_t count, size_t esi
     }
 }
 
-/* Moves bytes of every rank's slot 0 (at offset `each` times the reader's
- * rank when `by_reader`) into all[p * bytes]; only `to` reads when >= 0. */
-static void gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t bytes,
-                          bool by_reader, int to, char *all)
+/* Moves `bytes` from byte `mine` of every rank's slot 0 (the `exposed`
+ * bytes at src) into all[p * bytes]; only `to` reads when >= 0. */
+static void gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t mine,
+                          size_t bytes, int to, char *all)
 {
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .max_len = exposed, .only_peer = to};
-    size_t mine = by_reader ? (size_t)me * bytes : 0;
     if (to < 0 || me != to)
         out[m.nout++] = (coll_out){0, src, exposed};
     if (to < 0 || me == to) {
@@ -114,7 +113,7 @@ static void allreduce_gathered(coll_team *t, const lane_ops *lane, const char *s
                                size_t esize, core_reduce_fn fn)
 {
     char *all = coll_temp(t, count * esize * (size_t)t->n);
-    gather_inputs(t, lane, src, count * esize, count * esize, false, -1, all);
+    gather_inputs(t, lane, src, count * esize, 0, count * esize, -1, all);
     reduce_local(t, all, count, esize, fn, dst);
 }
 
@@ -122,7 +121,7 @@ static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src,
                             size_t esize, core_reduce_fn fn, int root)
 {
     char *all = t->me == root ? coll_temp(t, count * esize * (size_t)t->n) : NULL;
-    gather_inputs(t, lane, src, count * esize, count * esize, false, root, all);
+    gather_inputs(t, lane, src, count * esize, 0, count * esize, root, all);
     if (t->me == root)
         reduce_local(t, all, count, esize, fn, dst);
 }
@@ -131,7 +130,7 @@ static void rsb_gathered(coll_team *t, const lane_ops *lane, const char *src, ch
                          size_t esize, core_reduce_fn fn)
 {
     char *all = coll_temp(t, count * esize * (size_t)t->n);
-    gather_inputs(t, lane, src, count * esize * (size_t)t->n, count * esize, true, -1, all);
+    gather_inputs(t, lane, src, count * esize * (size_t)t->n, (size_t)t->me * count * esize, count * esize, -1, all);
     reduce_local(t, all, count, esize, fn, dst);
 }
 
@@ -475,4 +474,69 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
         coll_wait_all(t, done);
     if (deferred)
         memcpy(rbuf, out, count * esize);
+}
+
+/* ---- reduce_scatter: blocks of different sizes ---- */
+
+static void rs_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, const size_t *counts,
+                        const size_t *firsts, size_t total, size_t esize, core_reduce_fn fn)
+{
+    size_t mine = counts[t->me];
+    char *all = coll_temp(t, mine * esize * (size_t)t->n + 1);
+    gather_inputs(t, lane, src, total * esize, firsts[t->me] * esize, mine * esize, -1, all);
+    reduce_local(t, all, mine, esize, fn, dst);
+}
+
+/* As reduce_scatter_block: rank i reduces block i of every input, in rounds
+ * that take up to `per` elements of every block. */
+void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
+                         core_type type, core_op op)
+{
+    int n = t->n, me = t->me;
+    size_t esize = core_type_size(type), total = firsts[n - 1] + counts[n - 1], largest = 0;
+    core_reduce_fn fn = core_reduce_kernel(type, op);
+    for (int b = 0; b < n; b++)
+        if (counts[b] > largest)
+            largest = counts[b];
+    if (largest == 0)
+        return;
+    const char *src = sbuf ? sbuf : rbuf;
+    if (n == 1) {
+        if (src != rbuf)
+            memcpy(rbuf, src, counts[0] * esize);
+        return;
+    }
+    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, total * esize / (size_t)n);
+    const lane_ops *lane = ch.lane;
+    if (ch.plan.algo == PLAN_RSB_GATHERED || lane->two_sided) {
+        /* Nobody reads my input once it is gathered: in place is safe. */
+        rs_gathered(t, lane, src, rbuf, counts, firsts, total, esize, fn);
+        return;
+    }
+    /* In place, my result would overwrite the start of my input while peers
+     * still read blocks there: reduce into a temporary first. */
+    bool deferred = src == rbuf;
+    char *out = deferred ? coll_temp(t, counts[me] * esize + 1) : rbuf;
+    size_t per = round_elements(t, lane, largest, esize, (size_t)n, 0);
+    uint64_t done = 0;
+    for (size_t base = 0; base < largest; base += per) {
+        coll_round_begin(t, true);
+        for (int b = 0; b < n; b++) {
+            size_t k = base < counts[b] ? min_size(per, counts[b] - base) : 0;
+            lane->expose(&t->lane, b, k ? src + (firsts[b] + base) * esize : src, k * esize);
+        }
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+        if (base < counts[me])
+            reduce_ranks(t, lane, me, 0, min_size(per, counts[me] - base), esize, fn, out + base * esize,
+                         src + (firsts[me] + base) * esize, NULL);
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+    if (lane->single_copy)
+        coll_wait_all(t, done);
+    if (deferred)
+        memcpy(rbuf, out, counts[me] * esize);
 }

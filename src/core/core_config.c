@@ -12,6 +12,7 @@
 static const char *const coll_names[CORE_COLL_COUNT] = {
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "allgather",
     "allgatherv", "scatter", "scatterv", "alltoall", "alltoallv", "reduce_scatter_block",
+    "reduce_scatter",
 };
 
 const char *core_coll_name(core_coll c)

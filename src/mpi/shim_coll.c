@@ -214,15 +214,21 @@ static bool needs_pair_packing(core_type ct)
     return core_type_is_pair(ct) && core_pair_struct_size(ct) != core_type_size(ct);
 }
 
-typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER } reduce_kind;
+typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER } reduce_kind;
 
-/* Runs a reduction given validated arguments; sbuf NULL means in place. */
+/* Runs a reduction given validated arguments; sbuf NULL means in place.
+ * count: elements of the result (REDUCE_SCATTER: mine, the blocks being
+ * sc->sizes[0, n) elements from sc->sizes[n, 2n)). */
 static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, void *rbuf, size_t count,
                           core_type ct, core_op op, int root)
 {
     coll_team *t = &sc->team;
+    int n = sc->size;
+    const size_t *counts = sc->sizes, *firsts = sc->sizes + n;
     bool has_result = kind != REDUCE_ONE || sc->rank == root;
-    size_t in_count = kind == REDUCE_SCATTER ? count * (size_t)sc->size : count;
+    size_t in_count = kind == REDUCE_SCATTER_BLOCK ? count * (size_t)n
+                      : kind == REDUCE_SCATTER   ? firsts[n - 1] + counts[n - 1]
+                                                 : count;
     const void *in = sbuf;
     void *out = rbuf;
     if (needs_pair_packing(ct)) {
@@ -235,7 +241,8 @@ static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, voi
     switch (kind) {
     case REDUCE_ONE: coll_reduce(t, in, out, count, ct, op, root); break;
     case REDUCE_ALL: coll_allreduce(t, in, out, count, ct, op); break;
-    case REDUCE_SCATTER: coll_reduce_scatter_block(t, in, out, count, ct, op); break;
+    case REDUCE_SCATTER_BLOCK: coll_reduce_scatter_block(t, in, out, count, ct, op); break;
+    case REDUCE_SCATTER: coll_reduce_scatter(t, in, out, counts, firsts, ct, op); break;
     }
     if (needs_pair_packing(ct) && has_result)
         core_pair_unpack(ct, rbuf, out, count);
@@ -294,7 +301,35 @@ static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_SCATTER, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0);
+        run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0);
+    return true;
+}
+
+static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Datatype type, MPI_Op op,
+                        MPI_Comm comm, const char *name)
+{
+    shim_comm *sc;
+    core_type ct;
+    core_op cop;
+    coll_team *t = team_for(CORE_COLL_REDUCE_SCATTER, comm, &sc, name);
+    if (!t || !shim_reduction_of(type, op, &ct, &cop) || array_missing(rcounts) || rbuf == MPI_IN_PLACE ||
+        sbuf == rbuf)
+        return false;
+    int n = sc->size;
+    size_t *counts = sc->sizes, *firsts = sc->sizes + n;
+    MPI_Count total = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count c = array_at(rcounts, i);
+        if (c < 0 || c > INT64_MAX - total)
+            return false;
+        counts[i] = (size_t)c;
+        firsts[i] = (size_t)total;
+        total += c;
+    }
+    if (!reduction_takes(ct, total, 1) || (total && !sbuf) || (counts[sc->rank] && !rbuf))
+        return false;
+    if (total)
+        run_reduction(sc, REDUCE_SCATTER, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, counts[sc->rank], ct, cop, 0);
     return true;
 }
 
@@ -600,6 +635,13 @@ int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Dataty
     return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
 }
 
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    if (rs_by_shoal(sbuf, rbuf, INTS(rcounts), type, op, comm, "MPI_Reduce_scatter"))
+        return MPI_SUCCESS;
+    return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
+}
+
 int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
                MPI_Comm comm)
 {
@@ -694,6 +736,14 @@ int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count count, MP
     if (rsb_by_shoal(sbuf, rbuf, count, type, op, comm, "MPI_Reduce_scatter_block_c"))
         return MPI_SUCCESS;
     return PMPI_Reduce_scatter_block_c(sbuf, rbuf, count, type, op, comm);
+}
+
+int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm)
+{
+    if (rs_by_shoal(sbuf, rbuf, COUNTS(rcounts), type, op, comm, "MPI_Reduce_scatter_c"))
+        return MPI_SUCCESS;
+    return PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, type, op, comm);
 }
 
 int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,

@@ -198,6 +198,19 @@ FORTRAN_ENTRY(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
                                             COMM(comm)));
 }
 
+typedef void fortran_reduce_scatter_fn(char *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+FORTRAN_ENTRY(reduce_scatter, REDUCE_SCATTER,
+              (char *sbuf, char *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
+               MPI_Fint *ierr))
+{
+    if (!FINT_IS_INT) {
+        HOST(fortran_reduce_scatter_fn, "ompi_reduce_scatter_f")(sbuf, rbuf, rcounts, type, op, comm, ierr);
+        return;
+    }
+    set_ierr(ierr, MPI_Reduce_scatter(f2c_in_place(sbuf), f2c_bottom(rbuf), (const int *)rcounts, TYPE(type), OP(op),
+                                      COMM(comm)));
+}
+
 FORTRAN_ENTRY(gather, GATHER,
               (char *sbuf, MPI_Fint *scount, MPI_Fint *stype, char *rbuf, MPI_Fint *rcount, MPI_Fint *rtype,
                MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))

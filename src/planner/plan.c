@@ -365,6 +365,7 @@ static int options_for(core_coll c, option *o)
         o[k++] = (option){PLAN_ALLREDUCE_GATHERED, ALL};
         break;
     case CORE_COLL_REDUCE_SCATTER_BLOCK:
+    case CORE_COLL_REDUCE_SCATTER: /* priced at its mean block */
         o[k++] = (option){PLAN_RSB_OWN, CELLS | CMA};
         o[k++] = (option){PLAN_RSB_GATHERED, ALL};
         break;

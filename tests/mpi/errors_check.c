@@ -95,6 +95,9 @@ int main(int argc, char **argv)
     BOTH("allreduce recvbuf in place", Allreduce(sbuf, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, comm));
     BOTH("reduce root = size", Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, size, comm));
     BOTH("reduce comm null", Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL));
+    BOTH("reduce_scatter op null", Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_OP_NULL, comm));
+    BOTH("reduce_scatter datatype null", Reduce_scatter(sbuf, rbuf, counts, MPI_DATATYPE_NULL, MPI_SUM, comm));
+    BOTH("reduce_scatter comm null", Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM, MPI_COMM_NULL));
     if (host_checks_counts)
         BOTH("reduce_scatter_block count -1", Reduce_scatter_block(sbuf, rbuf, -1, MPI_INT, MPI_SUM, comm));
     BOTH("gather root -1", Gather(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, -1, comm));
@@ -121,6 +124,7 @@ int main(int argc, char **argv)
     BOTH("bcast_c datatype null", Bcast_c(sbuf, 1, MPI_DATATYPE_NULL, 0, comm));
     BOTH("allreduce_c op null", Allreduce_c(sbuf, rbuf, 1, MPI_INT, MPI_OP_NULL, comm));
     BOTH("reduce_c root -1", Reduce_c(sbuf, rbuf, 1, MPI_INT, MPI_SUM, -1, comm));
+    BOTH("reduce_scatter_c op null", Reduce_scatter_c(sbuf, rbuf, wide_counts, MPI_INT, MPI_OP_NULL, comm));
     BOTH("reduce_scatter_block_c comm null", Reduce_scatter_block_c(sbuf, rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
     BOTH("gather_c root = size", Gather_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, size, comm));
     BOTH("gatherv_c root -1", Gatherv_c(sbuf, 1, MPI_INT, rbuf, wide_counts, wide_displs, MPI_INT, -1, comm));

@@ -133,6 +133,19 @@ program fortran_check
       call MPI_Reduce_scatter_block(MPI_IN_PLACE, big, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
       call handled(comm, n, 'MPI_Reduce_scatter_block in place')
       call expect(all(big(1:n) == ref(1:n)), 'MPI_Reduce_scatter_block in place')
+      ! Uneven blocks: n - j elements for rank j.
+      do j = 0, csize - 1
+        rcounts(j) = max(n - j, 0)
+      end do
+      call fill(big(1:n * csize), crank, k + 5)
+      r = -1; ref = -2
+      call MPI_Reduce_scatter(big, r, rcounts, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+      call handled(comm, sum(rcounts), 'MPI_Reduce_scatter')
+      call host_reduce_scatter(big, ref, rcounts, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+      call expect(all(r(1:rcounts(crank)) == ref(1:rcounts(crank))), 'MPI_Reduce_scatter')
+      call MPI_Reduce_scatter(MPI_IN_PLACE, big, rcounts, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+      call handled(comm, sum(rcounts), 'MPI_Reduce_scatter in place')
+      call expect(all(big(1:rcounts(crank)) == ref(1:rcounts(crank))), 'MPI_Reduce_scatter in place')
       deallocate(big)
 
       ! ---- bcast, gather, scatter ----

@@ -38,6 +38,12 @@ module shoal_test
       integer, intent(in) :: count, datatype, op, comm
       integer, intent(out) :: ierr
     end subroutine
+    subroutine host_reduce_scatter(s, r, rcounts, datatype, op, comm, ierr) bind(C, name='host_reduce_scatter')
+      type(*), dimension(*), intent(in) :: s
+      type(*), dimension(*) :: r
+      integer, intent(in) :: rcounts(*), datatype, op, comm
+      integer, intent(out) :: ierr
+    end subroutine
     subroutine host_bcast(buf, count, datatype, root, comm, ierr) bind(C, name='host_bcast')
       type(*), dimension(*) :: buf
       integer, intent(in) :: count, datatype, root, comm

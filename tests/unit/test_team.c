@@ -69,6 +69,30 @@ static void check_rsb(size_t count)
     free(x), free(y);
 }
 
+/* Blocks of count + 3 r elements for rank r, the last one empty; in place or not. */
+static void check_reduce_scatter(size_t count, bool in_place)
+{
+    size_t *counts = malloc(2 * (size_t)n * sizeof *counts), *firsts = counts + n, total = 0;
+    for (int r = 0; r < n; r++) {
+        counts[r] = r == n - 1 && n > 1 ? 0 : count + 3 * (size_t)r;
+        firsts[r] = total;
+        total += counts[r];
+    }
+    int *x = malloc(total * sizeof *x + 1), *y = malloc(total * sizeof *y + 1);
+    for (size_t i = 0; i < total; i++)
+        x[i] = y[i] = (int)(i % 1000) + me;
+    coll_reduce_scatter(&team, in_place ? NULL : x, y, counts, firsts, CORE_INT32, CORE_OP_SUM);
+    for (size_t i = 0; i < counts[me]; i++) {
+        int want = ((int)((firsts[me] + i) % 1000)) * n + n * (n - 1) / 2;
+        if (y[i] != want) {
+            CHECK(0, "rank %d/%d reduce_scatter %zu (in place %d): element %zu is %d want %d", me, n, count,
+                  in_place, i, y[i], want);
+            break;
+        }
+    }
+    free(counts), free(x), free(y);
+}
+
 static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
 
 static void check_moves(size_t bytes, int root)
@@ -166,6 +190,7 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
         check_allreduce(bytes / 8 + 3, true);
         check_reduce(bytes / 8 + 1, (int)(s % (size_t)n));
         check_rsb(bytes / 16 + 1);
+        check_reduce_scatter(bytes / 16 + 1, s % 2);
         check_moves(bytes, (int)((s + 1) % (size_t)n));
     }
     coll_team_close(&team);
@@ -182,8 +207,8 @@ int main(void)
         {"cma", "", "2"},
         {"cells", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:sliced,gather:pull", "2"},
         {"cma", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:flat,gather:push", "2"},
-        {"cells", "reduce:sliced,allreduce:flat,bcast:flat", "2"},
-        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull", "2"},
+        {"cells", "reduce:sliced,allreduce:flat,bcast:flat,reduce_scatter:gathered", "2"},
+        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull,reduce_scatter:gathered", "2"},
         {"cma", "gather:push", "each"},
     };
     const int team_sizes[] = {1, 2, 3, 5};
