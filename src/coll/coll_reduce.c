@@ -430,17 +430,54 @@ void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_
 
 /* ---- reduce_scatter_block ---- */
 
+/* Rank i reduces block i of every input into out, in rounds that take up to
+ * what fits the window of every block. Block b: counts[b] elements from
+ * element firsts[b] of the input, or (counts NULL) `uniform` elements from
+ * b * uniform. */
+static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *src, char *out, const size_t *counts,
+                              const size_t *firsts, size_t uniform, size_t esize, core_reduce_fn fn)
+{
+    int n = t->n, me = t->me;
+#define BLOCK_COUNT(b) (counts ? counts[b] : uniform)
+#define BLOCK_FIRST(b) (firsts ? firsts[b] : (size_t)(b) * uniform)
+    size_t largest = 0;
+    for (int b = 0; b < n; b++)
+        if (BLOCK_COUNT(b) > largest)
+            largest = BLOCK_COUNT(b);
+    size_t per = round_elements(t, lane, largest, esize, (size_t)n, 0);
+    uint64_t done = 0;
+    for (size_t base = 0; base < largest; base += per) {
+        coll_round_begin(t, true);
+        for (int b = 0; b < n; b++) {
+            size_t k = base < BLOCK_COUNT(b) ? min_size(per, BLOCK_COUNT(b) - base) : 0;
+            lane->expose(&t->lane, b, k ? src + (BLOCK_FIRST(b) + base) * esize : src, k * esize);
+        }
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all(t, exposed);
+        if (base < BLOCK_COUNT(me))
+            reduce_ranks(t, lane, me, 0, min_size(per, BLOCK_COUNT(me) - base), esize, fn, out + base * esize,
+                         src + (BLOCK_FIRST(me) + base) * esize, NULL);
+        done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+    }
+#undef BLOCK_COUNT
+#undef BLOCK_FIRST
+    if (lane->single_copy)
+        coll_wait_all(t, done);
+}
+
 /* Rank i reduces block i of every input. */
 void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
                                core_op op)
 {
-    int n = t->n, me = t->me;
     size_t esize = core_type_size(type);
     core_reduce_fn fn = core_reduce_kernel(type, op);
     if (count == 0)
         return;
     const char *src = sbuf ? sbuf : rbuf;
-    if (n == 1) {
+    if (t->n == 1) {
         if (src != rbuf)
             memcpy(rbuf, src, count * esize);
         return;
@@ -455,23 +492,7 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
      * I would write my result there: reduce into a temporary first. */
     bool deferred = lane->single_copy && src == rbuf;
     char *out = deferred ? coll_temp(t, count * esize) : rbuf;
-    size_t per = round_elements(t, lane, count, esize, (size_t)n, 0);
-    uint64_t done = 0;
-    for (size_t base = 0; base < count; base += per) {
-        size_t k = min_size(per, count - base);
-        coll_round_begin(t, true);
-        for (int b = 0; b < n; b++)
-            lane->expose(&t->lane, b, src + ((size_t)b * count + base) * esize, k * esize);
-        uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
-        coll_wait_all(t, exposed);
-        reduce_ranks(t, lane, me, 0, k, esize, fn, out + base * esize, src + ((size_t)me * count + base) * esize, NULL);
-        done = coll_next_epoch(t);
-        coll_post(t, done);
-        coll_round_end(t, done);
-    }
-    if (lane->single_copy)
-        coll_wait_all(t, done);
+    reduce_own_blocks(t, lane, src, out, NULL, NULL, count, esize, fn);
     if (deferred)
         memcpy(rbuf, out, count * esize);
 }
@@ -487,18 +508,14 @@ static void rs_gathered(coll_team *t, const lane_ops *lane, const char *src, cha
     reduce_local(t, all, mine, esize, fn, dst);
 }
 
-/* As reduce_scatter_block: rank i reduces block i of every input, in rounds
- * that take up to `per` elements of every block. */
+/* As reduce_scatter_block, with blocks of their own sizes. */
 void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
                          core_type type, core_op op)
 {
     int n = t->n, me = t->me;
-    size_t esize = core_type_size(type), total = firsts[n - 1] + counts[n - 1], largest = 0;
+    size_t esize = core_type_size(type), total = firsts[n - 1] + counts[n - 1];
     core_reduce_fn fn = core_reduce_kernel(type, op);
-    for (int b = 0; b < n; b++)
-        if (counts[b] > largest)
-            largest = counts[b];
-    if (largest == 0)
+    if (total == 0)
         return;
     const char *src = sbuf ? sbuf : rbuf;
     if (n == 1) {
@@ -517,26 +534,7 @@ void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_
      * still read blocks there: reduce into a temporary first. */
     bool deferred = src == rbuf;
     char *out = deferred ? coll_temp(t, counts[me] * esize + 1) : rbuf;
-    size_t per = round_elements(t, lane, largest, esize, (size_t)n, 0);
-    uint64_t done = 0;
-    for (size_t base = 0; base < largest; base += per) {
-        coll_round_begin(t, true);
-        for (int b = 0; b < n; b++) {
-            size_t k = base < counts[b] ? min_size(per, counts[b] - base) : 0;
-            lane->expose(&t->lane, b, k ? src + (firsts[b] + base) * esize : src, k * esize);
-        }
-        uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
-        coll_wait_all(t, exposed);
-        if (base < counts[me])
-            reduce_ranks(t, lane, me, 0, min_size(per, counts[me] - base), esize, fn, out + base * esize,
-                         src + (firsts[me] + base) * esize, NULL);
-        done = coll_next_epoch(t);
-        coll_post(t, done);
-        coll_round_end(t, done);
-    }
-    if (lane->single_copy)
-        coll_wait_all(t, done);
+    reduce_own_blocks(t, lane, src, out, counts, firsts, 0, esize, fn);
     if (deferred)
         memcpy(rbuf, out, counts[me] * esize);
 }
