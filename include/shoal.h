@@ -13,9 +13,11 @@ const char *shoal_version(void);
 const char *shoal_commit(void);
 /* 1 when shoal is active in this process (loaded and not SHOAL_DISABLE=1). */
 int shoal_enabled(void);
-/* What shoal did with the last collective this thread called: 1 and the
- * algorithm and lane it chose ("sliced", "cma"; "cma+host" when striped), or 0 and ("host MPI", "-")
- * when the call went to the host MPI. Either pointer may be NULL. */
+/* What shoal did with the last collective this thread called among those
+ * shoal intercepts: 1 and the algorithm and lane it chose ("sliced", "cma";
+ * "cma+host" when striped), or 0 and ("host MPI", "-") when the call went to
+ * the host MPI. Calls shoal never sees (MPI_Iallreduce, say) leave it as it
+ * was. Either pointer may be NULL. */
 int shoal_last_choice(const char **algorithm, const char **lane);
 
 #ifdef __cplusplus
