@@ -47,16 +47,12 @@ static MPI_Count array_at(shim_array a, int i)
 static bool array_missing(shim_array a) { return !a.ints && !a.counts && !a.aints; }
 
 /* count elements of layout l are something shoal takes: not negative, their
- * bytes addressable, and packable in int-sized pieces (PMPI_Pack) when the
- * type is not dense. Anything else goes to the host. */
+ * bytes addressable, and, when the type is not dense, count and bytes both
+ * within an int (PMPI_Pack takes ints). Anything else goes to the host. */
 static bool takes(const shim_layout *l, MPI_Count count)
 {
-    if (count < 0)
-        return false;
-    if (!l->dense && count > INT_MAX)
-        return false;
     uint64_t limit = l->dense ? (uint64_t)PTRDIFF_MAX : (uint64_t)INT_MAX;
-    return l->size == 0 || (uint64_t)count <= limit / l->size;
+    return count >= 0 && (uint64_t)count <= limit / (l->size ? l->size : 1);
 }
 
 /* n blocks of count elements each. */
@@ -218,13 +214,12 @@ typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER } re
 
 /* Runs a reduction given validated arguments; sbuf NULL means in place.
  * count: elements of the result (REDUCE_SCATTER: mine, the blocks being
- * sc->sizes[0, n) elements from sc->sizes[n, 2n)). */
+ * counts[i] elements from element firsts[i]; NULL for the other kinds). */
 static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, void *rbuf, size_t count,
-                          core_type ct, core_op op, int root)
+                          core_type ct, core_op op, int root, const size_t *counts, const size_t *firsts)
 {
     coll_team *t = &sc->team;
     int n = sc->size;
-    const size_t *counts = sc->sizes, *firsts = sc->sizes + n;
     bool has_result = kind != REDUCE_ONE || sc->rank == root;
     size_t in_count = kind == REDUCE_SCATTER_BLOCK ? count * (size_t)n
                       : kind == REDUCE_SCATTER   ? firsts[n - 1] + counts[n - 1]
@@ -271,7 +266,8 @@ static bool reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_D
         (is_root && count && sbuf == rbuf))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_ONE, in_place ? NULL : sbuf, is_root ? rbuf : NULL, (size_t)count, ct, cop, root);
+        run_reduction(sc, REDUCE_ONE, in_place ? NULL : sbuf, is_root ? rbuf : NULL, (size_t)count, ct, cop, root,
+                      NULL, NULL);
     return true;
 }
 
@@ -286,7 +282,8 @@ static bool allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MP
         (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0);
+        run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL,
+                      NULL);
     return true;
 }
 
@@ -301,7 +298,8 @@ static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0);
+        run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0,
+                      NULL, NULL);
     return true;
 }
 
@@ -329,7 +327,8 @@ static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Da
     if (!reduction_takes(ct, total, 1) || (total && !sbuf) || (counts[sc->rank] && !rbuf))
         return false;
     if (total)
-        run_reduction(sc, REDUCE_SCATTER, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, counts[sc->rank], ct, cop, 0);
+        run_reduction(sc, REDUCE_SCATTER, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, counts[sc->rank], ct, cop, 0,
+                      counts, firsts);
     return true;
 }
 
@@ -610,8 +609,9 @@ static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array 
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    return bcast_by_shoal(buf, count, type, root, comm, "MPI_Bcast") ? MPI_SUCCESS
-                                                                      : PMPI_Bcast(buf, count, type, root, comm);
+    if (bcast_by_shoal(buf, count, type, root, comm, "MPI_Bcast"))
+        return MPI_SUCCESS;
+    return PMPI_Bcast(buf, count, type, root, comm);
 }
 
 int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
@@ -712,8 +712,9 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
 #if MPI_VERSION >= 4
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    return bcast_by_shoal(buf, count, type, root, comm, "MPI_Bcast_c") ? MPI_SUCCESS
-                                                                        : PMPI_Bcast_c(buf, count, type, root, comm);
+    if (bcast_by_shoal(buf, count, type, root, comm, "MPI_Bcast_c"))
+        return MPI_SUCCESS;
+    return PMPI_Bcast_c(buf, count, type, root, comm);
 }
 
 int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)

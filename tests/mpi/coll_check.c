@@ -442,26 +442,26 @@ static double now_s(void)
 
 #if MPI_VERSION >= 4
 #define HAVE_LARGE_COUNT 1
-static MPI_Count *wide_counts(const int *a, int n)
-{
-    MPI_Count *w = malloc(sizeof(MPI_Count) * (size_t)n + 1);
-    for (int i = 0; i < n; i++)
-        w[i] = a[i];
-    return w;
-}
-static MPI_Aint *wide_displs(const int *a, int n)
-{
-    MPI_Aint *w = malloc(sizeof(MPI_Aint) * (size_t)n + 1);
-    for (int i = 0; i < n; i++)
-        w[i] = a[i];
-    return w;
-}
-static int comm_size(MPI_Comm comm)
+/* One rank's count and displacement arrays as the _c bindings take them. */
+typedef struct wide {
+    MPI_Count *counts;
+    MPI_Aint *displs; /* NULL when none were given */
+} wide;
+
+static wide widen(const int *counts, const int *displs, MPI_Comm comm)
 {
     int n;
     MPI_Comm_size(comm, &n);
-    return n;
+    wide w = {malloc(sizeof(MPI_Count) * (size_t)n + 1), displs ? malloc(sizeof(MPI_Aint) * (size_t)n + 1) : NULL};
+    for (int i = 0; i < n; i++) {
+        w.counts[i] = counts[i];
+        if (displs)
+            w.displs[i] = displs[i];
+    }
+    return w;
 }
+
+static void wide_free(wide *w) { free(w->counts), free(w->displs); }
 #define LARGE_OR(tc, large_call, call) ((tc)->large_count ? (large_call) : (call))
 #else
 #define HAVE_LARGE_COUNT 0
@@ -493,9 +493,9 @@ static int call_rs(const tcase *tc, const void *s, void *r, const int *counts, M
 {
 #if HAVE_LARGE_COUNT
     if (tc->large_count) {
-        MPI_Count *wc = wide_counts(counts, comm_size(tc->comm));
-        int rc = MPI_Reduce_scatter_c(s, r, wc, t, op, tc->comm);
-        free(wc);
+        wide w = widen(counts, NULL, tc->comm);
+        int rc = MPI_Reduce_scatter_c(s, r, w.counts, t, op, tc->comm);
+        wide_free(&w);
         return rc;
     }
 #endif
@@ -531,11 +531,9 @@ static int call_gatherv(const tcase *tc, const void *s, int sc, MPI_Datatype st,
 {
 #if HAVE_LARGE_COUNT
     if (tc->large_count) {
-        int n = comm_size(tc->comm);
-        MPI_Count *wc = wide_counts(rcounts, n);
-        MPI_Aint *wd = wide_displs(displs, n);
-        int rc = MPI_Gatherv_c(s, sc, st, r, wc, wd, rt, root, tc->comm);
-        free(wc), free(wd);
+        wide w = widen(rcounts, displs, tc->comm);
+        int rc = MPI_Gatherv_c(s, sc, st, r, w.counts, w.displs, rt, root, tc->comm);
+        wide_free(&w);
         return rc;
     }
 #endif
@@ -547,11 +545,9 @@ static int call_allgatherv(const tcase *tc, const void *s, int sc, MPI_Datatype 
 {
 #if HAVE_LARGE_COUNT
     if (tc->large_count) {
-        int n = comm_size(tc->comm);
-        MPI_Count *wc = wide_counts(rcounts, n);
-        MPI_Aint *wd = wide_displs(displs, n);
-        int rc = MPI_Allgatherv_c(s, sc, st, r, wc, wd, rt, tc->comm);
-        free(wc), free(wd);
+        wide w = widen(rcounts, displs, tc->comm);
+        int rc = MPI_Allgatherv_c(s, sc, st, r, w.counts, w.displs, rt, tc->comm);
+        wide_free(&w);
         return rc;
     }
 #endif
@@ -563,11 +559,9 @@ static int call_scatterv(const tcase *tc, const void *s, const int *scounts, con
 {
 #if HAVE_LARGE_COUNT
     if (tc->large_count) {
-        int n = comm_size(tc->comm);
-        MPI_Count *wc = wide_counts(scounts, n);
-        MPI_Aint *wd = wide_displs(displs, n);
-        int rc = MPI_Scatterv_c(s, wc, wd, st, r, rc_, rt, root, tc->comm);
-        free(wc), free(wd);
+        wide w = widen(scounts, displs, tc->comm);
+        int rc = MPI_Scatterv_c(s, w.counts, w.displs, st, r, rc_, rt, root, tc->comm);
+        wide_free(&w);
         return rc;
     }
 #endif
@@ -579,11 +573,9 @@ static int call_alltoallv(const tcase *tc, const void *s, const int *scounts, co
 {
 #if HAVE_LARGE_COUNT
     if (tc->large_count) {
-        int n = comm_size(tc->comm);
-        MPI_Count *wsc = wide_counts(scounts, n), *wrc = wide_counts(rcounts, n);
-        MPI_Aint *wsd = wide_displs(sdispls, n), *wrd = wide_displs(rdispls, n);
-        int rc = MPI_Alltoallv_c(s, wsc, wsd, st, r, wrc, wrd, rt, tc->comm);
-        free(wsc), free(wrc), free(wsd), free(wrd);
+        wide ws = widen(scounts, sdispls, tc->comm), wr = widen(rcounts, rdispls, tc->comm);
+        int rc = MPI_Alltoallv_c(s, ws.counts, ws.displs, st, r, wr.counts, wr.displs, rt, tc->comm);
+        wide_free(&ws), wide_free(&wr);
         return rc;
     }
 #endif
