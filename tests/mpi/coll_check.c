@@ -970,7 +970,12 @@ static void run_movement(const tcase *tc, int rank, int size)
         move_sides(tc, count, is_root, &st, &sc);
         bufpair b = pair_alloc(span(st, sc) + 64, is_root, salt);
         rc1 = call_bcast(tc, b.s, (int)sc, st, root);
-        bcast_fn host = dense_type(st) ? PMPI_Bcast : ref_bcast;
+        /* Open MPI 4.1.4 splits a large bcast into segments counted in each
+         * side's own datatype, so the root's contig(3, int) segments and the
+         * others' int ones disagree: at np 16 and 4 MB it truncates and gives
+         * wrong bytes, with or without shoal. Mixed signatures take the
+         * point-to-point reference. */
+        bcast_fn host = dense_type(st) && !tc->mixed ? PMPI_Bcast : ref_bcast;
         rc2 = host(b.h, (int)sc, st, root, tc->comm);
         compare_bytes(tc, rank, "buffer", b.s, b.h, b.n);
         pair_free(&b);
