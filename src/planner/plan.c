@@ -72,6 +72,33 @@ static double xfer(const pricing *p, lane_id l, double bytes, int movers)
     return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
 }
 
+/* Single-copy transfers into or out of one process's memory at once queue
+ * on its page tables. On a 16-core VM, 3, 7 and 15 ranks reading one root's
+ * buffer with process_vm_readv, or writing into it, took 2, 4 and 7.5 times
+ * as long as one transfer alone (bcast of 1 MiB at np 16: 1.8 ms; gather
+ * push of 4 B: 12 us), and less once the buffer spanned several 2 MiB
+ * regions (a page-table page each): about (movers + 1) / 2 times as long
+ * per region touched. */
+#define CROWD_REGION_BYTES (2.0 * 1024 * 1024)
+static double crowding(lane_id l, int movers, double region)
+{
+    if (l != LANE_CMA || movers <= 1)
+        return 1;
+    double regions = maxd(1, floor(region / CROWD_REGION_BYTES));
+    return maxd(1, (movers + 1) / (2 * regions));
+}
+
+/* xfer, for `crowd` ranks moving bytes into or out of `region` bytes of
+ * one process at once. */
+static double xfer_crowded(const pricing *p, lane_id l, double bytes, int movers, int crowd, double region)
+{
+    if (bytes <= 0)
+        return 0;
+    double slowdown = maxd(plan_cpu_share(movers, p->q->cores), crowding(l, crowd, region));
+    double t = plan_lane_time(&p->m->lane[l], bytes, movers) * slowdown;
+    return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
+}
+
 /* Reductions read (and sliced ones write) a lane block by block
  * (PLAN_REDUCE_BLOCK): a call per block. The block stays in cache, but the
  * other end is a buffer that its owner has just written (an input) or reads
@@ -181,7 +208,8 @@ static double root_side_ns(const pricing *p, lane_id l, double r)
 }
 static double others_side_ns(const pricing *p, lane_id l, double r)
 {
-    return xfer(p, l, (1 - r) * (double)p->q->bytes, team_ppn(p->q));
+    double S = (double)p->q->bytes;
+    return xfer_crowded(p, l, (1 - r) * S, team_ppn(p->q), p->q->n - 1, S * p->q->n);
 }
 static double root_shared_ns(const pricing *p, lane_id l, double r)
 {
@@ -232,6 +260,9 @@ static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
         if (stripe != LANE_COUNT) /* the root sends every striped share */
             return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
                         buffer_copy_ns(p, S));
+        if (l == LANE_CELLS) /* the root stages every other block in its cells, a window at a time */
+            return maxd(root_shared_ns(p, l, 0),
+                        buffer_copy_ns(p, S) + copy_ns(p, (n - 1) * S, (n - 1) * S) + window_handoffs_ns(p, n * S));
         return root_shared_ns(p, l, 0) + (l == LANE_HOST && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
     default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
         return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + buffer_copy_ns(p, S) * 0.5 * node_share(p);
@@ -252,13 +283,15 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
     case PLAN_BCAST_FLAT:
         if (l == LANE_HOST) /* the root sends every copy itself */
             return (n - 1) * xfer(p, l, S, 1);
-        if (put) /* readers read (n-1)/n, the root writes the rest into each */
-            return xfer(p, l, S * (n - 1) / n, ppn) + step_ns(p);
+        if (put) /* readers read (n-1)/n, all from the root's buffer; the root writes the rest into each */
+            return xfer_crowded(p, l, S * (n - 1) / n, ppn, q->n - 1, S) + step_ns(p);
         return xfer(p, l, S, ppn);
     case PLAN_BCAST_TREE: {
         double depth = log_ceil(q->n, fanout), c = chunk < S ? (double)chunk : S;
         double chunks = ceil(S / c);
-        return (depth + chunks - 1) * (xfer(p, l, c, ppn) + oversub_ns(p));
+        /* a parent's children read each chunk of it at once */
+        int readers = fanout < q->n - 1 ? fanout : q->n - 1;
+        return (depth + chunks - 1) * (xfer_crowded(p, l, c, ppn, readers, c) + oversub_ns(p));
     }
 
     case PLAN_REDUCE_FLAT:

@@ -415,6 +415,44 @@ static void test_root_share(void)
     tuning_file_done(path);
 }
 
+/* Single-copy transfers of many ranks into or out of one process queue on
+ * its page tables (measured on a 16-core machine): a bcast's readers of one
+ * root buffer, a gather's writers into one, a scatter's readers of one. */
+static void test_crowded_single_copy(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model_reload();
+    plan_model m;
+    plan_model_defaults(&m);
+    double S = 1 << 20;
+    plan_query q = {.coll = CORE_COLL_BCAST, .bytes = 1 << 20, .n = 16, .ppn = 16, .cores = 16,
+                    .window = 128 << 10, .usable = {true, true, true}};
+    double alone = plan_lane_time(&m.lane[LANE_CMA], S * 15 / 16, 16);
+    CHECK(candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA) > 7 * alone,
+          "15 readers of one 1 MiB buffer priced %g ns, one alone %g", candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA),
+          alone);
+    plan_choice ch = plan_choose(&q);
+    CHECK(!(ch.algo == PLAN_BCAST_FLAT && ch.lane == LANE_CMA), "1 MiB bcast at np 16: flat over cma");
+    q.n = q.ppn = q.cores = 2; /* one reader: nothing to queue behind */
+    CHECK(close_to(candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA),
+                   plan_lane_time(&m.lane[LANE_CMA], S / 2, 2) + m.sync_ns, 1e-9),
+          "one reader priced as crowded");
+
+    q = (plan_query){.coll = CORE_COLL_GATHER, .bytes = 4, .n = 16, .ppn = 16, .cores = 16, .window = 128 << 10,
+                     .usable = {true, true, true}};
+    CHECK(plan_choose(&q).lane == LANE_CELLS, "4 B gather at np 16 not over cells");
+    /* Blocks of 4 MiB spread the root's buffer over 32 regions: the 15
+     * writers no longer queue, and single copy wins. */
+    q.bytes = 4 << 20;
+    ch = plan_choose(&q);
+    CHECK(ch.algo == PLAN_MOVE_PUSH && ch.lane == LANE_CMA, "4 MiB gather at np 16: %s over %s",
+          plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe));
+    q.coll = CORE_COLL_SCATTER;
+    CHECK(plan_choose(&q).lane == LANE_CMA, "4 MiB scatter at np 16 not over cma");
+    tuning_file_done(path);
+}
+
 /* A copy runs at copy_bw while its buffers fit the core's cache, and tends
  * to copy_mem_bw as they outgrow it; the machine's cache is where the model
  * says. The root of a gather by push, whose own copy slows down beyond the
@@ -500,6 +538,7 @@ int main(void)
     test_oversubscription();
     test_staged_reduce();
     test_root_share();
+    test_crowded_single_copy();
     test_cache();
     test_blockwise_reads();
     return unit_done("test_planner");
