@@ -135,7 +135,7 @@ static void test_osu_options(void)
     CHECK(parse("-c", &opt, err) == PARSE_OK && opt.validate);
 
     CHECK(parse("collectives", &opt, err) == PARSE_OK);
-    CHECK(selected_count(&opt) == 9 && !opt.selected[BENCH_LATENCY] && !opt.selected[BENCH_BW]);
+    CHECK(selected_count(&opt) == 10 && !opt.selected[BENCH_LATENCY] && !opt.selected[BENCH_BW]);
     CHECK(parse("pt2pt", &opt, err) == PARSE_OK);
     CHECK(selected_count(&opt) == 2 && opt.selected[BENCH_LATENCY] && opt.selected[BENCH_BW]);
     CHECK(parse("alltoall reduce_scatter_block barrier", &opt, err) == PARSE_OK);
@@ -209,8 +209,32 @@ static void test_sizes(void)
     CHECK(!bench_size_supported(BENCH_REDUCE_SCATTER_BLOCK, 4, 2)); /* block of 0 floats */
     CHECK(bench_size_supported(BENCH_REDUCE_SCATTER_BLOCK, 8, 2));
     CHECK(!bench_size_supported(BENCH_REDUCE_SCATTER_BLOCK, 8, 3));
+    CHECK(bench_size_supported(BENCH_REDUCE_SCATTER, 4, 3)); /* blocks may be empty */
+    CHECK(!bench_size_supported(BENCH_REDUCE_SCATTER, 6, 3));
     CHECK(bench_size_supported(BENCH_LATENCY, 0, 2));
     CHECK(bench_size_supported(BENCH_BARRIER, 0, 2));
+}
+
+/* reduce_scatter's blocks tile the vector and grow with the rank (give or
+ * take a float of rounding). */
+static void test_reduce_scatter_blocks(void)
+{
+    CHECK(bench_from_name("reduce_scatter") == BENCH_REDUCE_SCATTER);
+    const size_t sizes[] = {4, 12, 1024, 1000, 4 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int n = 1; n <= 9; n++) {
+            size_t floats = sizes[i] / sizeof(float), prev = 0;
+            CHECK(bench_reduce_scatter_first(sizes[i], n, 0) == 0);
+            CHECK(bench_reduce_scatter_first(sizes[i], n, n) == floats);
+            for (int r = 1; r <= n; r++) {
+                size_t block = bench_reduce_scatter_first(sizes[i], n, r) - bench_reduce_scatter_first(sizes[i], n, r - 1);
+                CHECK(block + 1 >= prev);
+                prev = block;
+            }
+            CHECK(prev >= 1); /* the last rank's block, which the corruption test spoils */
+        }
+    /* 1024 bytes on 3 ranks: 256 floats in shares 1:2:3. */
+    CHECK(bench_reduce_scatter_first(1024, 3, 1) == 42 && bench_reduce_scatter_first(1024, 3, 2) == 128);
 }
 
 static void test_bound_bytes(void)
@@ -228,6 +252,7 @@ static void test_bound_bytes(void)
     CHECK(bench_bound_bytes(BENCH_REDUCE_SCATTER_BLOCK, s, 2) == 512);
     /* 3 ranks: 1024 bytes = 256 floats, 85 per block, 255 used. */
     CHECK(fabs(bench_bound_bytes(BENCH_REDUCE_SCATTER_BLOCK, s, 3) - 2.0 * 255 * 4 / 3) < 1e-9);
+    CHECK(bench_bound_bytes(BENCH_REDUCE_SCATTER, s, 4) == 768);
     CHECK(bench_bound_bytes(BENCH_LATENCY, s, 2) == 512);
     CHECK(bench_bound_bytes(BENCH_BW, s, 16) == 512); /* always two ranks */
     for (int id = 0; id < BENCH_COUNT; id++)
@@ -297,6 +322,7 @@ int main(void)
     test_osu_options();
     test_bad_options();
     test_sizes();
+    test_reduce_scatter_blocks();
     test_bound_bytes();
     test_byte_patterns();
     test_float_patterns();

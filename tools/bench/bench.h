@@ -23,6 +23,7 @@ enum bench_id {
     BENCH_SCATTER,
     BENCH_ALLTOALL,
     BENCH_REDUCE_SCATTER_BLOCK,
+    BENCH_REDUCE_SCATTER, /* blocks of their own sizes: rank i's grows with i + 1 */
     BENCH_LATENCY, /* OSU osu_latency: ping-pong between ranks 0 and 1 */
     BENCH_BW,      /* OSU osu_bw: windows of non-blocking sends, 0 -> 1 */
     BENCH_COUNT
@@ -49,6 +50,11 @@ const char *bench_bound_formula(enum bench_id id);
  * below 4 bytes, a reduce_scatter_block block below one float, a
  * collective of 0 bytes). */
 bool bench_size_supported(enum bench_id id, size_t size, int nprocs);
+/* reduce_scatter's blocks: of an s-byte vector of floats, rank r gets the
+ * floats from reduce_scatter_first(s, n, r) to reduce_scatter_first(s, n,
+ * r + 1), a share that grows with r + 1 (so they differ, the last being
+ * the largest; small vectors leave the first blocks empty). */
+size_t bench_reduce_scatter_first(size_t size, int nprocs, int rank);
 
 /* ---- options ---------------------------------------------------------- */
 

@@ -71,6 +71,7 @@ struct bench_context {
     unsigned char *copy_src, *copy_dst; /* the bound's memcpy */
     size_t buf_bytes;
     uint64_t *keys;               /* nprocs reference keys for reductions */
+    int *counts;                  /* nprocs block counts for reduce_scatter */
     uint64_t calls;               /* seeds: same count on every rank */
     bool corrupted[BENCH_COUNT];  /* the test hook fired for this benchmark */
     long errors_total;

@@ -19,6 +19,7 @@ static const struct {
     [BENCH_SCATTER] = {"scatter", KIND_COLLECTIVE, false, "s"},
     [BENCH_ALLTOALL] = {"alltoall", KIND_COLLECTIVE, false, "n*s"},
     [BENCH_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", KIND_COLLECTIVE, true, "(n-1)*s/n"},
+    [BENCH_REDUCE_SCATTER] = {"reduce_scatter", KIND_COLLECTIVE, true, "(n-1)*s/n"},
     [BENCH_LATENCY] = {"latency", KIND_LATENCY, false, "s/2"},
     [BENCH_BW] = {"bw", KIND_BANDWIDTH, false, "s/2"},
 };
@@ -42,6 +43,13 @@ static size_t reduce_scatter_used_bytes(size_t size, int nprocs)
 {
     size_t block_floats = size / sizeof(float) / (size_t)nprocs;
     return block_floats * sizeof(float) * (size_t)nprocs;
+}
+
+size_t bench_reduce_scatter_first(size_t size, int nprocs, int rank)
+{
+    size_t floats = size / sizeof(float), n = (size_t)nprocs, r = (size_t)rank;
+    /* rank r's share is (r + 1) / (1 + 2 + ... + n) of the floats */
+    return floats * (r * (r + 1) / 2) / (n * (n + 1) / 2);
 }
 
 bool bench_size_supported(enum bench_id id, size_t size, int nprocs)
@@ -88,6 +96,8 @@ double bench_bound_bytes(enum bench_id id, size_t size, int nprocs)
         return n * s;
     case BENCH_REDUCE_SCATTER_BLOCK: /* each rank folds n-1 blocks of s/n */
         return (n - 1) * (double)reduce_scatter_used_bytes(size, nprocs) / n;
+    case BENCH_REDUCE_SCATTER: /* n-1 vectors of s folded, whoever's blocks they are */
+        return (n - 1) * s / n;
     case BENCH_LATENCY: /* one message of s between two ranks, copied by both */
     case BENCH_BW:
         return s / 2;

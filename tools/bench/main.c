@@ -68,7 +68,8 @@ int main(int argc, char **argv)
     ctx.copy_src = alloc_touched(ctx.buf_bytes);
     ctx.copy_dst = alloc_touched(ctx.buf_bytes);
     ctx.keys = calloc((size_t)ctx.nprocs, sizeof *ctx.keys);
-    int ok = ctx.send_buf && ctx.recv_buf && ctx.copy_src && ctx.copy_dst && ctx.keys, all_ok;
+    ctx.counts = calloc((size_t)ctx.nprocs, sizeof *ctx.counts);
+    int ok = ctx.send_buf && ctx.recv_buf && ctx.copy_src && ctx.copy_dst && ctx.keys && ctx.counts, all_ok;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx.comm);
     if (!all_ok) {
         if (ctx.rank == 0)
@@ -104,5 +105,6 @@ int main(int argc, char **argv)
     free(ctx.copy_src);
     free(ctx.copy_dst);
     free(ctx.keys);
+    free(ctx.counts);
     return finish(status);
 }

@@ -93,6 +93,11 @@ static void prepare_inputs(const struct call_site *call)
         pattern_fill_floats((float *)ctx->send_buf, scatter_block_floats(s, n) * (size_t)n,
                             pattern_key(call->seed, me, 0));
         break;
+    case BENCH_REDUCE_SCATTER:
+        pattern_fill_floats((float *)ctx->send_buf, float_count(s), pattern_key(call->seed, me, 0));
+        for (int r = 0; r < n; r++)
+            ctx->counts[r] = (int)(bench_reduce_scatter_first(s, n, r + 1) - bench_reduce_scatter_first(s, n, r));
+        break;
     case BENCH_GATHER:
     case BENCH_ALLGATHER:
         pattern_fill_bytes(ctx->send_buf, s, pattern_key(call->seed, me, 0));
@@ -151,6 +156,9 @@ static void call_collective(const struct call_site *call)
         ON_PATH(path, MPI_Reduce_scatter_block, sbuf, rbuf,
                 (int)scatter_block_floats(call->size, n), MPI_FLOAT, MPI_SUM, comm);
         break;
+    case BENCH_REDUCE_SCATTER:
+        ON_PATH(path, MPI_Reduce_scatter, sbuf, rbuf, ctx->counts, MPI_FLOAT, MPI_SUM, comm);
+        break;
     default:
         break;
     }
@@ -171,6 +179,9 @@ static size_t result_bytes(enum bench_id id, size_t size, int nprocs)
         return size * (size_t)nprocs;
     case BENCH_REDUCE_SCATTER_BLOCK:
         return scatter_block_floats(size, nprocs) * sizeof(float);
+    case BENCH_REDUCE_SCATTER: /* the last rank's block, the largest */
+        return (bench_reduce_scatter_first(size, nprocs, nprocs) - bench_reduce_scatter_first(size, nprocs, nprocs - 1)) *
+               sizeof(float);
     default:
         return size;
     }
@@ -254,6 +265,11 @@ static void check_result(struct call_site *call)
     case BENCH_REDUCE_SCATTER_BLOCK: {
         size_t block = scatter_block_floats(s, n);
         check_float_sum(call, (const float *)ctx->recv_buf, block, block * (size_t)me);
+        break;
+    }
+    case BENCH_REDUCE_SCATTER: {
+        size_t first = bench_reduce_scatter_first(s, n, me);
+        check_float_sum(call, (const float *)ctx->recv_buf, bench_reduce_scatter_first(s, n, me + 1) - first, first);
         break;
     }
     case BENCH_GATHER:

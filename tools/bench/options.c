@@ -30,7 +30,7 @@ void bench_print_usage(FILE *out)
           "and shoal (MPI_*), next to the memcpy bound of the bytes one rank must move.\n"
           "\n"
           "benchmarks: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
-          "            reduce_scatter_block latency bw, or: all (default), collectives, pt2pt\n"
+          "            reduce_scatter_block reduce_scatter latency bw, or: all (default), collectives, pt2pt\n"
           "\n"
           "options (the short ones as the OSU micro-benchmarks name them):\n"
           "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling; K, M, G suffixes allowed\n"

@@ -34,8 +34,8 @@ COLOUR_TIE = "#9e9e9e"
 COLOUR_LOSE = "#c62828"
 COLOUR_WRONG = "#6a1b9a"  # a result that failed validation has no speedup
 
-BENCH_ORDER = ["allreduce", "alltoall", "allgather", "reduce_scatter_block", "reduce",
-               "bcast", "gather", "scatter", "barrier", "latency", "bw"]
+BENCH_ORDER = ["allreduce", "alltoall", "allgather", "reduce_scatter_block", "reduce_scatter",
+               "reduce", "bcast", "gather", "scatter", "barrier", "latency", "bw"]
 
 
 def human_size(size):
