@@ -523,7 +523,9 @@ void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_
             memcpy(rbuf, src, counts[0] * esize);
         return;
     }
-    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, total * esize / (size_t)n);
+    /* Priced at the mean block, in whole elements: a vector shorter than
+     * the team must not look like no data at all (cma would be free). */
+    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, (total + (size_t)n - 1) / (size_t)n * esize);
     const lane_ops *lane = ch.lane;
     if (ch.plan.algo == PLAN_RSB_GATHERED || lane->two_sided) {
         /* Nobody reads my input once it is gathered: in place is safe. */
