@@ -21,6 +21,10 @@ static _Noreturn void fail_v(bool print, const char *fmt, va_list ap)
         vfprintf(stderr, fmt, ap);
         fprintf(stderr, "\n");
         fflush(stderr);
+        /* Give the launcher time to forward the message: MPICH's hydra,
+         * under load, tore its I/O down at the abort with the line unsent. */
+        struct timespec forward = {0, 300000000L};
+        nanosleep(&forward, NULL);
     }
     PMPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
