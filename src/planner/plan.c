@@ -62,16 +62,6 @@ static double window_handoffs_ns(const pricing *p, double bytes)
     return p->q->window ? (ceil(bytes / (double)p->q->window) - 1) * step_ns(p) : 0;
 }
 
-/* Moving bytes on lane l while `movers` processes move data at once, on
- * the cores they share. */
-static double xfer(const pricing *p, lane_id l, double bytes, int movers)
-{
-    if (bytes <= 0)
-        return 0;
-    double t = plan_lane_time(&p->m->lane[l], bytes, movers) * plan_cpu_share(movers, p->q->cores);
-    return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
-}
-
 /* Single-copy transfers into or out of one process's memory at once queue
  * on its page tables. On a 16-core VM, 3, 7 and 15 ranks reading one root's
  * buffer with process_vm_readv, or writing into it, took 2, 4 and 7.5 times
@@ -88,8 +78,9 @@ static double crowding(lane_id l, int movers, double region)
     return maxd(1, (movers + 1) / (2 * regions));
 }
 
-/* xfer, for `crowd` ranks moving bytes into or out of `region` bytes of
- * one process at once. */
+/* Moving bytes on lane l while `movers` processes move data at once, on
+ * the cores they share, `crowd` of them into or out of `region` bytes of
+ * one process. */
 static double xfer_crowded(const pricing *p, lane_id l, double bytes, int movers, int crowd, double region)
 {
     if (bytes <= 0)
@@ -97,6 +88,12 @@ static double xfer_crowded(const pricing *p, lane_id l, double bytes, int movers
     double slowdown = maxd(plan_cpu_share(movers, p->q->cores), crowding(l, crowd, region));
     double t = plan_lane_time(&p->m->lane[l], bytes, movers) * slowdown;
     return l == LANE_CELLS ? t + window_handoffs_ns(p, bytes) : t;
+}
+
+/* The same, each mover in memory of its own. */
+static double xfer(const pricing *p, lane_id l, double bytes, int movers)
+{
+    return xfer_crowded(p, l, bytes, movers, 1, 0);
 }
 
 /* Reductions read (and sliced ones write) a lane block by block
