@@ -74,6 +74,11 @@ static size_t scatter_block_floats(size_t size, int nprocs)
 {
     return size / sizeof(float) / (size_t)nprocs;
 }
+/* Floats of rank's block in the reduce_scatter benchmark. */
+static size_t reduce_scatter_floats(size_t size, int nprocs, int rank)
+{
+    return bench_reduce_scatter_first(size, nprocs, rank + 1) - bench_reduce_scatter_first(size, nprocs, rank);
+}
 
 static void prepare_inputs(const struct call_site *call)
 {
@@ -96,7 +101,7 @@ static void prepare_inputs(const struct call_site *call)
     case BENCH_REDUCE_SCATTER:
         pattern_fill_floats((float *)ctx->send_buf, float_count(s), pattern_key(call->seed, me, 0));
         for (int r = 0; r < n; r++)
-            ctx->counts[r] = (int)(bench_reduce_scatter_first(s, n, r + 1) - bench_reduce_scatter_first(s, n, r));
+            ctx->counts[r] = (int)reduce_scatter_floats(s, n, r);
         break;
     case BENCH_GATHER:
     case BENCH_ALLGATHER:
@@ -180,8 +185,7 @@ static size_t result_bytes(enum bench_id id, size_t size, int nprocs)
     case BENCH_REDUCE_SCATTER_BLOCK:
         return scatter_block_floats(size, nprocs) * sizeof(float);
     case BENCH_REDUCE_SCATTER: /* the last rank's block, the largest */
-        return (bench_reduce_scatter_first(size, nprocs, nprocs) - bench_reduce_scatter_first(size, nprocs, nprocs - 1)) *
-               sizeof(float);
+        return reduce_scatter_floats(size, nprocs, nprocs - 1) * sizeof(float);
     default:
         return size;
     }
@@ -267,11 +271,10 @@ static void check_result(struct call_site *call)
         check_float_sum(call, (const float *)ctx->recv_buf, block, block * (size_t)me);
         break;
     }
-    case BENCH_REDUCE_SCATTER: {
-        size_t first = bench_reduce_scatter_first(s, n, me);
-        check_float_sum(call, (const float *)ctx->recv_buf, bench_reduce_scatter_first(s, n, me + 1) - first, first);
+    case BENCH_REDUCE_SCATTER:
+        check_float_sum(call, (const float *)ctx->recv_buf, reduce_scatter_floats(s, n, me),
+                        bench_reduce_scatter_first(s, n, me));
         break;
-    }
     case BENCH_GATHER:
     case BENCH_ALLGATHER:
         if (call->id == BENCH_GATHER && me != ROOT)
