@@ -7,14 +7,16 @@ static CORE_THREAD_LOCAL bool have_last_choice;
 const plan_choice *coll_last_choice(void) { return have_last_choice ? &last_choice : NULL; }
 void coll_forget_choice(void) { have_last_choice = false; }
 
-static plan_choice choose(coll_team *t, core_coll coll, size_t bytes)
+/* The cached choice: a pointer into the team's cache, valid until the next
+ * call (returning the struct would copy it once more on every call). */
+static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
 {
     /* Configuration and model generations start at 1 once read. */
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
     size_t slot = ((size_t)coll * 2654435761u ^ bytes * 40503u ^ (bytes >> 12)) % COLL_PLAN_CACHE;
     coll_plan_entry *e = &t->plan_cache[slot];
     if (e->generation == gen && e->coll == coll && e->bytes == bytes)
-        return e->choice;
+        return &e->choice;
     plan_query q = {
         .coll = coll,
         .bytes = bytes,
@@ -28,12 +30,12 @@ static plan_choice choose(coll_team *t, core_coll coll, size_t bytes)
     plan_choice ch = plan_choose(&q);
     /* The model may have been read just now: take its generation after. */
     *e = (coll_plan_entry){core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, ch};
-    return ch;
+    return &e->choice;
 }
 
 coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
 {
-    coll_choice ch = {.plan = choose(t, coll, bytes)};
+    coll_choice ch = {.plan = *choose(t, coll, bytes)};
     ch.lane = t->lanes[ch.plan.lane];
     ch.large_lane = t->lanes[ch.plan.large_lane];
     ch.stripe = ch.plan.stripe < LANE_COUNT ? t->lanes[ch.plan.stripe] : NULL;
@@ -69,7 +71,7 @@ static void barrier_dissemination(coll_team *t)
     for (int dist = 1; dist < t->n; dist <<= 1) {
         uint64_t e = coll_next_epoch(t);
         coll_post(t, e);
-        coll_wait(t, (t->me - dist + t->n) % t->n, e);
+        coll_wait(t, coll_rank_plus(t->me, t->n - dist, t->n), e);
     }
 }
 

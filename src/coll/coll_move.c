@@ -76,7 +76,8 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
     size_t chunk = SIZE_MAX;
     size_t rounds = 1;
     if (window != SIZE_MAX) {
-        chunk = window / (size_t)(m->max_out > 0 ? m->max_out : 1) / CORE_CACHELINE * CORE_CACHELINE;
+        size_t share = m->max_out > 1 ? window / (size_t)m->max_out : window; /* most moves expose one slot */
+        chunk = share / CORE_CACHELINE * CORE_CACHELINE;
         if (m->max_len > chunk)
             rounds = (m->max_len + chunk - 1) / chunk;
     }
@@ -234,7 +235,7 @@ static void bcast_flat_shared(coll_team *t, const lane_ops *lane, void *buf, siz
     coll_post(t, exposed);
     if (t->me == root) {
         for (int i = 1; i < n; i++) {
-            int p = (root + i) % n;
+            int p = coll_rank_plus(root, i, n);
             coll_wait(t, p, exposed);
             lane->put(&t->lane, p, 0, split, (char *)buf + split, bytes - split);
         }
@@ -272,15 +273,15 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
         return;
     }
     int n = t->n, k = ch.plan.algo == PLAN_BCAST_FLAT ? n - 1 : ch.plan.fanout;
-    int rel = (t->me - root + n) % n;
-    int parent = rel ? ((rel - 1) / k + root) % n : -1;
+    int rel = coll_rank_plus(t->me, n - root, n);
+    int parent = rel ? coll_rank_plus(k >= n - 1 ? 0 : (rel - 1) / k, root, n) : -1; /* flat: no divide */
     int first_child = rel * k + 1;
     bool has_children = first_child < n;
     const lane_ops *lane = ch.lane;
 
     size_t window = lane->window(&t->lane);
     size_t chunk = lane->single_copy ? (k >= n - 1 ? bytes : ch.plan.chunk) : min_size(window, ch.plan.chunk);
-    size_t nchunks = (bytes + chunk - 1) / chunk;
+    size_t nchunks = bytes <= chunk ? 1 : (bytes + chunk - 1) / chunk;
     uint64_t base = t->epoch;
 
     if (lane->single_copy) {
@@ -299,7 +300,7 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
         t->epoch = base + nchunks;
         coll_round_end(t, t->epoch);
         for (int c = first_child; c < n && c < first_child + k; c++)
-            coll_wait(t, (c + root) % n, t->epoch);
+            coll_wait(t, coll_rank_plus(c, root, n), t->epoch);
         return;
     }
 
@@ -424,7 +425,7 @@ static void allgather_common(coll_team *t, core_coll coll, const void *sbuf, siz
     if (sbuf)
         m.self_src = sbuf, m.self_dst = (char *)rbuf + roffs[me], m.self_len = sbytes;
     for (int i = 1; i < n; i++) {
-        int p = (me + i) % n;
+        int p = coll_rank_plus(me, i, n);
         if (rbytes[p])
             xf[m.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
@@ -537,7 +538,7 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
     if (rbytes[me])
         m.self_src = (const char *)sbuf + soffs[me], m.self_dst = (char *)rbuf + roffs[me], m.self_len = rbytes[me];
     for (int i = 0; i < n; i++) {
-        int p = (me + i) % n;
+        int p = coll_rank_plus(me, i, n);
         if (!one_slot)
             out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
         if (p != me && rbytes[p])

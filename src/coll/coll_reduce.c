@@ -21,7 +21,7 @@ typedef struct block_sink {
 static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                          core_reduce_fn fn, void *out, const char *mine, const block_sink *sink)
 {
-    size_t per = PLAN_REDUCE_BLOCK / esize;
+    size_t per = count * esize <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize; /* a divide only when needed */
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), bytes = k * esize, o = off + done * esize;
@@ -45,7 +45,7 @@ static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t of
         if (!sink)
             continue;
         for (int i = 1; i < t->n; i++) {
-            int p = (t->me + i) % t->n;
+            int p = coll_rank_plus(t->me, i, t->n);
             if (sink->rank < 0 || sink->rank == p)
                 lane->put(&t->lane, p, 1, sink->off + done * esize, dst_final, bytes);
         }
@@ -62,7 +62,7 @@ static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, s
     if (window == SIZE_MAX)
         return count ? count : 1;
     size_t usable = window > extra + pieces * CORE_CACHELINE ? window - extra - pieces * CORE_CACHELINE : 0;
-    size_t per = usable / pieces / esize;
+    size_t per = (pieces > 1 ? usable / pieces : usable) / esize;
     return per ? per : 1;
 }
 
@@ -72,7 +72,7 @@ static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, s
 /* out = all[0] op all[1] op ... op all[n-1], each `count` elements, in cache-sized blocks. */
 static void reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out)
 {
-    size_t per = PLAN_REDUCE_BLOCK / esize, stride = count * esize;
+    size_t stride = count * esize, per = stride <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize;
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), o = done * esize;
         if (t->n == 1) {
@@ -101,7 +101,7 @@ static void gather_inputs(coll_team *t, const lane_ops *lane, const char *src, s
         out[m.nout++] = (coll_out){0, src, exposed};
     if (to < 0 || me == to) {
         for (int i = 1; i < n; i++) {
-            int p = (me + i) % n;
+            int p = coll_rank_plus(me, i, n);
             xf[m.nxfer++] = (coll_xfer){p, 0, mine, all + (size_t)p * bytes, bytes};
         }
         m.self_src = src + mine, m.self_dst = all + (size_t)me * bytes, m.self_len = bytes;
@@ -220,7 +220,7 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
         coll_post(t, reduced);
 
         for (int i = 1; i < n; i++) {
-            int p = (me + i) % n;
+            int p = coll_rank_plus(me, i, n);
             size_t plo = coll_slice_lo(k, n, p), phi = coll_slice_lo(k, n, p + 1);
             coll_wait(t, p, reduced);
             lane->fetch(&t->lane, p, 1, 0, dst + (base + plo) * esize, (phi - plo) * esize);

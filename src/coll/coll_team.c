@@ -84,13 +84,13 @@ void coll_segment_format(void *base, size_t size, int n)
 void coll_wait_all(coll_team *t, uint64_t e)
 {
     for (int i = 1; i < t->n; i++)
-        coll_wait(t, (t->me + i) % t->n, e);
+        coll_wait(t, coll_rank_plus(t->me, i, t->n), e);
 }
 
 void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e)
 {
     for (int i = 1; i < t->n; i++)
-        coll_wait_exposed(t, lane, (t->me + i) % t->n, slot, e);
+        coll_wait_exposed(t, lane, coll_rank_plus(t->me, i, t->n), slot, e);
 }
 
 void coll_round_begin(coll_team *t, bool exposing)
@@ -178,7 +178,7 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     /* Epoch 2: everyone has tried to read every peer with CMA. */
     int err = try_cma ? 0 : EPERM;
     for (int i = 1; i < n && !err; i++) {
-        int p = (me + i) % n;
+        int p = coll_rank_plus(me, i, n);
         err = lane_cma_probe(t->pids[p], (const void *)(uintptr_t)t->info[p].probe_addr, t->info[p].probe_value);
     }
     mine->cma_errno = err;

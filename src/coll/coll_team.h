@@ -155,6 +155,10 @@ static inline void coll_round_end(coll_team *t, uint64_t readers_done)
     t->round++;
 }
 
+/* Rank (r + i) mod n for 0 <= r, i < n, without a divide (tens of cycles,
+ * in every loop over the peers of a small collective). */
+static inline int coll_rank_plus(int r, int i, int n) { return r + i < n ? r + i : r + i - n; }
+
 /* A private buffer of at least size bytes, valid until the next call. */
 void *coll_temp(coll_team *t, size_t size);
 

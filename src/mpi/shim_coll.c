@@ -51,14 +51,18 @@ static bool array_missing(shim_array a) { return !a.ints && !a.counts && !a.aint
  * within an int (PMPI_Pack takes ints). Anything else goes to the host. */
 static bool takes(const shim_layout *l, MPI_Count count)
 {
-    uint64_t limit = l->dense ? (uint64_t)PTRDIFF_MAX : (uint64_t)INT_MAX;
-    return count >= 0 && (uint64_t)count <= limit / (l->size ? l->size : 1);
+    /* Overflow-checked products, not divisions: a 64-bit divide costs a
+     * tenth of a small collective on every call. */
+    uint64_t limit = l->dense ? (uint64_t)PTRDIFF_MAX : (uint64_t)INT_MAX, bytes;
+    return count >= 0 && !__builtin_mul_overflow((uint64_t)count, (uint64_t)l->size, &bytes) && bytes <= limit &&
+           (l->dense || (uint64_t)count <= limit);
 }
 
 /* n blocks of count elements each. */
 static bool takes_blocks(const shim_layout *l, MPI_Count count, int n)
 {
-    return count >= 0 && count <= INT64_MAX / n && takes(l, count * n);
+    MPI_Count total;
+    return count >= 0 && !__builtin_mul_overflow(count, (MPI_Count)n, &total) && takes(l, total);
 }
 
 static bool bad_pointer(const void *buf, const shim_layout *l, MPI_Count count)
