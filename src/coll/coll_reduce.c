@@ -54,16 +54,26 @@ static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t of
 
 /* Elements per round on a lane: everything on single-copy lanes, else what
  * fits the window when each rank exposes `pieces` buffers of that many
- * elements plus `extra` bytes. */
-static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, size_t esize, size_t pieces,
-                             size_t extra)
+ * elements. */
+static size_t window_elements(coll_team *t, const lane_ops *lane, size_t count, size_t esize, size_t pieces)
 {
     size_t window = lane->window(&t->lane);
     if (window == SIZE_MAX)
         return count ? count : 1;
-    size_t usable = window > extra + pieces * CORE_CACHELINE ? window - extra - pieces * CORE_CACHELINE : 0;
+    size_t usable = window > pieces * CORE_CACHELINE ? window - pieces * CORE_CACHELINE : 0;
     size_t per = (pieces > 1 ? usable / pieces : usable) / esize;
     return per ? per : 1;
+}
+
+/* For callers that only cap their rounds with it: count itself when all of
+ * it fits one round (the same rounds, without window_elements' divides). */
+static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, size_t esize, size_t pieces)
+{
+    size_t window = lane->window(&t->lane), bytes;
+    if (count && window > pieces * CORE_CACHELINE && !__builtin_mul_overflow(count * esize, pieces, &bytes) &&
+        bytes <= window - pieces * CORE_CACHELINE)
+        return count;
+    return window_elements(t, lane, count, esize, pieces);
 }
 
 /* ---- gathered: move the inputs, reduce locally (every lane, the only
@@ -146,7 +156,7 @@ static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, 
         memcpy(copy, src, count * esize);
         src = copy;
     }
-    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    size_t per = round_elements(t, lane, count, esize, 1);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
@@ -198,7 +208,7 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
         return;
     }
     /* A round exposes its chunk of input plus this rank's slice of it. */
-    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    size_t per = window_elements(t, lane, count, esize, 1);
     if (!lane->single_copy)
         per = per * (size_t)n / (size_t)(n + 1);
     if (per == 0)
@@ -260,7 +270,7 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
 static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
                         size_t esize, core_reduce_fn fn, int root)
 {
-    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    size_t per = round_elements(t, lane, count, esize, 1);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
@@ -296,7 +306,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
     int span = me ? me & -me : n; /* my range is [me, me + span) */
     bool has_children = me + 1 < n && span > 1;
     bool exposes = me != 0 || root != 0;
-    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    size_t per = round_elements(t, lane, count, esize, 1);
     char *partial = has_children ? coll_temp(t, min_size(per, count) * esize) : NULL;
     size_t block = PLAN_REDUCE_BLOCK / esize * esize;
     uint64_t done = 0;
@@ -353,7 +363,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
 {
     int n = t->n, me = t->me;
     bool push = lane->put != NULL;
-    size_t per = round_elements(t, lane, count, esize, 1, 0);
+    size_t per = window_elements(t, lane, count, esize, 1);
     if (!lane->single_copy)
         per = per * (size_t)n / (size_t)(n + 1);
     if (per == 0)
@@ -444,7 +454,7 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
     for (int b = 0; b < n; b++)
         if (BLOCK_COUNT(b) > largest)
             largest = BLOCK_COUNT(b);
-    size_t per = round_elements(t, lane, largest, esize, (size_t)n, 0);
+    size_t per = round_elements(t, lane, largest, esize, (size_t)n);
     uint64_t done = 0;
     for (size_t base = 0; base < largest; base += per) {
         coll_round_begin(t, true);
