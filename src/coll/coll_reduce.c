@@ -450,6 +450,24 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
     int n = t->n, me = t->me;
 #define BLOCK_COUNT(b) (counts ? counts[b] : uniform)
 #define BLOCK_FIRST(b) (firsts ? firsts[b] : (size_t)(b) * uniform)
+    /* When a whole input fits one round of a windowed lane, it goes out as
+     * one slot (slot 0: found through its note, small ones inside it) and
+     * each rank reads its block at its offset, as scatter's readers do: the
+     * note spares the slot tables and the flag waits of one slot per block. */
+    size_t total_bytes = (BLOCK_FIRST(n - 1) + BLOCK_COUNT(n - 1)) * esize, window = lane->window(&t->lane);
+    if (window != SIZE_MAX && total_bytes + CORE_CACHELINE <= window) {
+        coll_round_begin(t, true);
+        lane->expose(&t->lane, 0, src, total_bytes);
+        uint64_t exposed = coll_next_epoch(t);
+        coll_post(t, exposed);
+        coll_wait_all_exposed(t, lane, 0, exposed);
+        if (BLOCK_COUNT(me))
+            reduce_ranks(t, lane, 0, BLOCK_FIRST(me) * esize, BLOCK_COUNT(me), esize, fn, out, src, NULL);
+        uint64_t done = coll_next_epoch(t);
+        coll_post(t, done);
+        coll_round_end(t, done);
+        return;
+    }
     size_t largest = 0;
     for (int b = 0; b < n; b++)
         if (BLOCK_COUNT(b) > largest)
