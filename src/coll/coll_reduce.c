@@ -14,6 +14,13 @@ typedef struct block_sink {
     size_t off;
 } block_sink;
 
+/* Elements per cache-sized reduction block: all count when they fit one
+ * (the divide only when needed: it costs tens of cycles on small calls). */
+static size_t block_elements(size_t count, size_t esize)
+{
+    return count * esize <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize;
+}
+
 /* out[0, count) = in_0 op in_1 op ... op in_{n-1}, where in_j is rank j's
  * slot `slot` from byte offset `off`. Works block by block so the inputs
  * stay in cache, and writes each element of out once. With a sink, each
@@ -21,7 +28,7 @@ typedef struct block_sink {
 static void reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                          core_reduce_fn fn, void *out, const char *mine, const block_sink *sink)
 {
-    size_t per = count * esize <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize; /* a divide only when needed */
+    size_t per = block_elements(count, esize);
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), bytes = k * esize, o = off + done * esize;
@@ -76,13 +83,32 @@ static size_t round_elements(coll_team *t, const lane_ops *lane, size_t count, s
     return window_elements(t, lane, count, esize, pieces);
 }
 
+/* One round in which every rank exposes `in` (in_bytes) as slot 0 and
+ * reduces k elements from byte `off` of every rank's exposure into out.
+ * Returns the round's done epoch. */
+static uint64_t reduce_slot0_round(coll_team *t, const lane_ops *lane, const char *in, size_t in_bytes, size_t off,
+                                   size_t k, size_t esize, core_reduce_fn fn, char *out)
+{
+    coll_round_begin(t, true);
+    lane->expose(&t->lane, 0, in, in_bytes);
+    uint64_t exposed = coll_next_epoch(t);
+    coll_post(t, exposed);
+    coll_wait_all_exposed(t, lane, 0, exposed);
+    if (k)
+        reduce_ranks(t, lane, 0, off, k, esize, fn, out, in, NULL);
+    uint64_t done = coll_next_epoch(t);
+    coll_post(t, done);
+    coll_round_end(t, done);
+    return done;
+}
+
 /* ---- gathered: move the inputs, reduce locally (every lane, the only
  * way on two-sided lanes, which have no views) ---- */
 
 /* out = all[0] op all[1] op ... op all[n-1], each `count` elements, in cache-sized blocks. */
 static void reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out)
 {
-    size_t stride = count * esize, per = stride <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize;
+    size_t per = block_elements(count, esize), stride = count * esize;
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), o = done * esize;
         if (t->n == 1) {
@@ -160,15 +186,7 @@ static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, 
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
-        coll_round_begin(t, true);
-        lane->expose(&t->lane, 0, src + base * esize, k * esize);
-        uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
-        coll_wait_all_exposed(t, lane, 0, exposed);
-        reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
-        done = coll_next_epoch(t);
-        coll_post(t, done);
-        coll_round_end(t, done);
+        done = reduce_slot0_round(t, lane, src + base * esize, k * esize, 0, k, esize, fn, dst + base * esize);
     }
     if (lane->single_copy)
         coll_wait_all(t, done);
@@ -456,16 +474,7 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
      * note spares the slot tables and the flag waits of one slot per block. */
     size_t total_bytes = (BLOCK_FIRST(n - 1) + BLOCK_COUNT(n - 1)) * esize, window = lane->window(&t->lane);
     if (window != SIZE_MAX && total_bytes + CORE_CACHELINE <= window) {
-        coll_round_begin(t, true);
-        lane->expose(&t->lane, 0, src, total_bytes);
-        uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
-        coll_wait_all_exposed(t, lane, 0, exposed);
-        if (BLOCK_COUNT(me))
-            reduce_ranks(t, lane, 0, BLOCK_FIRST(me) * esize, BLOCK_COUNT(me), esize, fn, out, src, NULL);
-        uint64_t done = coll_next_epoch(t);
-        coll_post(t, done);
-        coll_round_end(t, done);
+        reduce_slot0_round(t, lane, src, total_bytes, BLOCK_FIRST(me) * esize, BLOCK_COUNT(me), esize, fn, out);
         return;
     }
     size_t largest = 0;
