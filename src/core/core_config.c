@@ -132,6 +132,8 @@ void core_config_reload(void)
     }
 
     c.spin = parse_long("SHOAL_SPIN", getenv("SHOAL_SPIN"), -1, -1, 1L << 30);
+    c.comm_warmup = parse_long("SHOAL_COMM_WARMUP", getenv("SHOAL_COMM_WARMUP"), CORE_COMM_WARMUP_DEFAULT, 0,
+                               1L << 30);
 
     const char *timeout = getenv("SHOAL_TIMEOUT");
     c.timeout_s = 0;

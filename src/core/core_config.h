@@ -33,6 +33,13 @@ int core_coll_from_name(const char *name);
 
 typedef enum { CORE_CMA_AUTO, CORE_CMA_OFF } core_cma_mode;
 
+/* A communicator's state (a shared-memory segment with every page reserved)
+ * costs about half a millisecond to build and free at 2 ranks, more with
+ * more: communicators used for a handful of collectives are cheaper left to
+ * the host MPI. MPICH waits for 5 calls before its shared-memory collectives
+ * for the same reason. */
+#define CORE_COMM_WARMUP_DEFAULT 8
+
 typedef struct core_config {
     bool disabled;               /* SHOAL_DISABLE=1: pure pass-through */
     unsigned disabled_colls;     /* SHOAL_DISABLE_COLL=bcast,allreduce,... */
@@ -41,6 +48,8 @@ typedef struct core_config {
     core_cma_mode cma;           /* SHOAL_CMA=auto|off */
     long spin;                   /* SHOAL_SPIN: polls before yielding; -1 = automatic */
     double timeout_s;            /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
+    long comm_warmup;            /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
+                                    shoal builds its state */
     char lanes[64];              /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[256];              /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
 } core_config;

@@ -40,7 +40,9 @@ static inline bool shim_wants(core_coll c)
 
 /* ---- communicators (shim_comm.c) ---- */
 
-typedef enum { SHIM_PASS, SHIM_TEAM } shim_mode;
+/* WARMING: the first SHOAL_COMM_WARMUP collectives, counted in `calls`,
+ * go to the host MPI; shoal builds its state at the next one. */
+typedef enum { SHIM_WARMING, SHIM_PASS, SHIM_TEAM } shim_mode;
 
 /* The host lane's state for one team (shim_host_lane.c). */
 typedef struct shim_host_state {
@@ -56,6 +58,7 @@ void shim_host_release(shim_host_state *st);
 
 typedef struct shim_comm {
     shim_mode mode;
+    long calls; /* intercepted collectives so far, while WARMING */
     MPI_Comm comm;
     int size, rank;
     coll_team team;
@@ -67,9 +70,12 @@ typedef struct shim_comm {
     struct shim_comm *next;
 } shim_comm;
 
-/* The state of comm, created at its first collective (collective over comm).
- * NULL when shoal passes this communicator's collectives to the host MPI. */
+/* The state of comm, created at its first intercepted collective and built
+ * up after SHOAL_COMM_WARMUP of them (collective over comm: every rank
+ * counts the same calls). NULL when this call goes to the host MPI. */
 shim_comm *shim_comm_team(MPI_Comm comm);
+/* The same without the warm-up (tools that measure the team itself). */
+shim_comm *shim_comm_team_now(MPI_Comm comm);
 void shim_comm_setup_keyval(void);
 void shim_comm_release_all(void);
 /* Drops comm's cached state, if any (before MPI frees comm). */

@@ -1,5 +1,6 @@
-/* Per-communicator state, cached as an attribute and built at the
- * communicator's first collective. */
+/* Per-communicator state, cached as an attribute: a counter from the
+ * communicator's first collective, the team once it has made
+ * SHOAL_COMM_WARMUP of them. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -169,12 +170,34 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     return true;
 }
 
-static shim_comm *setup(MPI_Comm comm)
+/* Builds comm's team, or settles on passing it through: collective. */
+static void take_over(shim_comm *sc)
+{
+    MPI_Comm comm = sc->comm;
+    MPI_Comm node;
+    int node_size = 0;
+    sc->mode = SHIM_PASS;
+    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &node_size);
+    PMPI_Comm_free(&node);
+    if (node_size != sc->size) {
+        /* Every node sees a node part smaller than comm: all agree. */
+        core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI", sc->size);
+    } else if (open_team(sc, comm)) {
+        sc->mode = SHIM_TEAM;
+        sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
+        if (!sc->sizes)
+            core_fatal("out of memory for communicator state");
+    }
+}
+
+/* The record of a communicator shoal has not seen before: local, cheap. */
+static shim_comm *first_sight(MPI_Comm comm)
 {
     shim_comm *sc = calloc(1, sizeof *sc);
     if (!sc)
         core_fatal("out of memory for communicator state");
-    sc->mode = SHIM_PASS;
+    sc->mode = SHIM_WARMING;
     sc->comm = comm;
     /* MPI_COMM_NULL is not 0 under Open MPI: set it before any early return. */
     sc->host = (shim_host_state){.parent = comm, .comm = MPI_COMM_NULL};
@@ -185,22 +208,7 @@ static shim_comm *setup(MPI_Comm comm)
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         core_log_once("intercommunicator: its collectives go to the host MPI");
-    } else {
-        MPI_Comm node;
-        int node_size = 0;
-        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        PMPI_Comm_size(node, &node_size);
-        PMPI_Comm_free(&node);
-        if (node_size != sc->size) {
-            /* Every node sees a node part smaller than comm: all agree. */
-            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI",
-                          sc->size);
-        } else if (open_team(sc, comm)) {
-            sc->mode = SHIM_TEAM;
-            sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
-            if (!sc->sizes)
-                core_fatal("out of memory for communicator state");
-        }
+        sc->mode = SHIM_PASS;
     }
 
     pthread_mutex_lock(&comms_lock);
@@ -211,21 +219,44 @@ static shim_comm *setup(MPI_Comm comm)
     return sc;
 }
 
-shim_comm *shim_comm_team(MPI_Comm comm)
+/* comm's record, NULL if MPI cannot tell. */
+static shim_comm *state_of(MPI_Comm comm)
 {
     unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
-    shim_comm *sc;
-    if (last_used.comm == comm && last_used.generation == gen) {
-        sc = last_used.sc;
-    } else {
-        void *value;
-        int found = 0;
-        if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS)
+    if (last_used.comm == comm && last_used.generation == gen)
+        return last_used.sc;
+    void *value;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS)
+        return NULL;
+    shim_comm *sc = found ? value : first_sight(comm);
+    last_used.comm = comm;
+    last_used.sc = sc;
+    last_used.generation = gen;
+    return sc;
+}
+
+shim_comm *shim_comm_team(MPI_Comm comm)
+{
+    shim_comm *sc = state_of(comm);
+    if (!sc)
+        return NULL;
+    if (sc->mode == SHIM_WARMING) {
+        long warmup = core_config_get()->comm_warmup;
+        if (sc->calls++ < warmup) {
+            core_log_once("a communicator's first %ld collectives go to the host MPI; shoal takes over at the "
+                          "next (SHOAL_COMM_WARMUP)", warmup);
             return NULL;
-        sc = found ? value : setup(comm);
-        last_used.comm = comm;
-        last_used.sc = sc;
-        last_used.generation = gen;
+        }
+        take_over(sc);
     }
     return sc->mode == SHIM_TEAM ? sc : NULL;
+}
+
+shim_comm *shim_comm_team_now(MPI_Comm comm)
+{
+    shim_comm *sc = state_of(comm);
+    if (sc && sc->mode == SHIM_WARMING)
+        take_over(sc);
+    return sc && sc->mode == SHIM_TEAM ? sc : NULL;
 }

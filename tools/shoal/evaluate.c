@@ -74,7 +74,7 @@ int evaluate_main(int argc, char **argv)
             return fail_usage(rank, "unknown option", argv[i]);
         }
     }
-    shim_comm *world = shim_comm_team(MPI_COMM_WORLD);
+    shim_comm *world = shim_comm_team_now(MPI_COMM_WORLD);
     if (!world)
         measure_fail_all("evaluate: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE, several nodes, or "
                      "no shared memory)");

@@ -443,7 +443,7 @@ int tune_main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    tn->world = shim_comm_team(MPI_COMM_WORLD);
+    tn->world = shim_comm_team_now(MPI_COMM_WORLD);
     if (!tn->world)
         measure_fail_all("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
                      "nodes, or no shared memory); run it on one node with shoal enabled");
@@ -455,7 +455,7 @@ int tune_main(int argc, char **argv)
     MPI_Comm pair_comm;
     PMPI_Comm_split(MPI_COMM_WORLD, odd_out ? MPI_UNDEFINED : tn->pair_index, tn->rank, &pair_comm);
     if (!odd_out) {
-        tn->pair = shim_comm_team(pair_comm);
+        tn->pair = shim_comm_team_now(pair_comm);
         if (!tn->pair)
             measure_fail("tune: shoal does not handle a two-rank communicator here");
     }

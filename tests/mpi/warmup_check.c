@@ -1,0 +1,106 @@
+/* SHOAL_COMM_WARMUP: a communicator's first W intercepted collectives go to
+ * the host MPI, shoal takes it over at the next, and every result along the
+ * way is the host's. Short-lived communicators never reach shoal.
+ *   warmup_check --warmup W   (W: the SHOAL_COMM_WARMUP the run was given) */
+#include <string.h>
+
+#include "check_common.h"
+#include "shoal.h"
+
+static int failures;
+
+static void expect(int ok, int rank, const char *what, int call)
+{
+    if (!ok) {
+        fprintf(stderr, "rank %d: FAIL %s (call %d)\n", rank, what, call);
+        failures++;
+    }
+}
+
+/* Collective k of a communicator's life: allreduce, bcast or gather in turn,
+ * checked against the host MPI. Returns whether shoal ran it. */
+static int one_call(MPI_Comm comm, int k)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    long in[4], out[4], ref[4], all[64], all_ref[64];
+    for (int i = 0; i < 4; i++)
+        in[i] = 1000L * rank + 10L * k + i;
+    int by_shoal = 0;
+    switch (k % 3) {
+    case 0:
+        MPI_Allreduce(in, out, 4, MPI_LONG, MPI_SUM, comm);
+        by_shoal = shoal_last_choice(NULL, NULL);
+        PMPI_Allreduce(in, ref, 4, MPI_LONG, MPI_SUM, comm);
+        expect(!memcmp(out, ref, sizeof out), rank, "allreduce result", k);
+        break;
+    case 1:
+        memcpy(out, in, sizeof out);
+        MPI_Bcast(out, 4, MPI_LONG, size - 1, comm);
+        by_shoal = shoal_last_choice(NULL, NULL);
+        memcpy(ref, in, sizeof ref);
+        PMPI_Bcast(ref, 4, MPI_LONG, size - 1, comm);
+        expect(!memcmp(out, ref, sizeof out), rank, "bcast result", k);
+        break;
+    default:
+        MPI_Gather(in, 4, MPI_LONG, all, 4, MPI_LONG, 0, comm);
+        by_shoal = shoal_last_choice(NULL, NULL);
+        PMPI_Gather(in, 4, MPI_LONG, all_ref, 4, MPI_LONG, 0, comm);
+        if (rank == 0)
+            expect(!memcmp(all, all_ref, sizeof(long) * 4 * (size_t)size), rank, "gather result", k);
+        break;
+    }
+    return by_shoal;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int warmup = argc > 2 && !strcmp(argv[1], "--warmup") ? atoi(argv[2]) : -1;
+    if (warmup < 0 || size < 2 || size > 16) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2..16 warmup_check --warmup W\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+
+    /* A communicator's life: W calls by the host, then shoal, also after an
+     * interleaved second communicator has started its own count. */
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &b); /* all ranks, reversed */
+    for (int k = 0; k < warmup + 4; k++) {
+        expect(one_call(a, k) == (k >= warmup), rank, "communicator a: host for the warm-up, then shoal", k);
+        expect(one_call(b, k) == (k >= warmup), rank, "communicator b: host for the warm-up, then shoal", k);
+    }
+
+    /* Short-lived communicators: made, used W times, freed, many times over;
+     * none reaches shoal, and freeing them (and a taken-over one between)
+     * leaves everything consistent. */
+    for (int round = 0; round < 100; round++) {
+        MPI_Comm c;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2 == 0 || size == 2, rank, &c);
+        for (int k = 0; k < warmup; k++)
+            expect(!one_call(c, k), rank, "short-lived communicator reached shoal", k);
+        if (round % 25 == 0) {
+            int csize;
+            MPI_Comm_size(c, &csize);
+            expect(one_call(c, warmup) == (csize > 1), rank, "short-lived communicator: shoal after the warm-up",
+                   warmup);
+        }
+        MPI_Comm_free(&c);
+    }
+    expect(one_call(a, warmup + 4) == 1, rank, "communicator a after the others were freed", warmup + 4);
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+
+    int all;
+    PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("warmup_check: %d ranks, warm-up %d, %d failures\n", size, warmup, all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
