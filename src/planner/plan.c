@@ -282,7 +282,9 @@ static double price(const pricing *p, plan_algo a, lane_id l, int fanout, size_t
             return (n - 1) * xfer(p, l, S, 1);
         if (put) /* readers read (n-1)/n, all from the root's buffer; the root writes the rest into each */
             return xfer_crowded(p, l, S * (n - 1) / n, ppn, q->n - 1, S) + step_ns(p);
-        return xfer(p, l, S, ppn);
+        /* one way: the root stages once while the n-1 readers copy out (a
+         * lane's movers are transfers at once, each with both its copies) */
+        return xfer(p, l, S, q->n - 1);
     case PLAN_BCAST_TREE: {
         double depth = log_ceil(q->n, fanout), c = chunk < S ? (double)chunk : S;
         double chunks = ceil(S / c);
