@@ -199,7 +199,7 @@ static shim_comm *first_sight(MPI_Comm comm)
         core_fatal("out of memory for communicator state");
     sc->mode = SHIM_WARMING;
     sc->comm = comm;
-    /* MPI_COMM_NULL is not 0 under Open MPI: set it before any early return. */
+    /* MPI_COMM_NULL is not 0 under Open MPI: calloc's zero would not do. */
     sc->host = (shim_host_state){.parent = comm, .comm = MPI_COMM_NULL};
     PMPI_Comm_size(comm, &sc->size);
     PMPI_Comm_rank(comm, &sc->rank);
@@ -236,6 +236,14 @@ static shim_comm *state_of(MPI_Comm comm)
     return sc;
 }
 
+/* sc's team, built now if it is still warming; NULL when it passes through. */
+static shim_comm *team_of(shim_comm *sc)
+{
+    if (sc->mode == SHIM_WARMING)
+        take_over(sc);
+    return sc->mode == SHIM_TEAM ? sc : NULL;
+}
+
 shim_comm *shim_comm_team(MPI_Comm comm)
 {
     shim_comm *sc = state_of(comm);
@@ -243,20 +251,18 @@ shim_comm *shim_comm_team(MPI_Comm comm)
         return NULL;
     if (sc->mode == SHIM_WARMING) {
         long warmup = core_config_get()->comm_warmup;
-        if (sc->calls++ < warmup) {
+        if (sc->calls < warmup) {
+            sc->calls++;
             core_log_once("a communicator's first %ld collectives go to the host MPI; shoal takes over at the "
                           "next (SHOAL_COMM_WARMUP)", warmup);
             return NULL;
         }
-        take_over(sc);
     }
-    return sc->mode == SHIM_TEAM ? sc : NULL;
+    return team_of(sc);
 }
 
 shim_comm *shim_comm_team_now(MPI_Comm comm)
 {
     shim_comm *sc = state_of(comm);
-    if (sc && sc->mode == SHIM_WARMING)
-        take_over(sc);
-    return sc && sc->mode == SHIM_TEAM ? sc : NULL;
+    return sc ? team_of(sc) : NULL;
 }
