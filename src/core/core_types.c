@@ -230,6 +230,19 @@ size_t core_type_size(core_type type) { return types[type].size; }
 const char *core_type_name(core_type type) { return types[type].name; }
 const char *core_op_name(core_op op) { return (unsigned)op < CORE_OP_COUNT ? op_names[op] : "?"; }
 bool core_type_is_pair(core_type type) { return types[type].pack != NULL; }
+
+bool core_type_is_floating(core_type type)
+{
+    switch (type) {
+    case CORE_FLOAT: case CORE_DOUBLE: case CORE_LONG_DOUBLE:
+    case CORE_FLOAT_COMPLEX: case CORE_DOUBLE_COMPLEX: case CORE_LONG_DOUBLE_COMPLEX:
+    case CORE_FLOAT_INT: case CORE_DOUBLE_INT: case CORE_LONG_DOUBLE_INT:
+    case CORE_FLOAT_FLOAT: case CORE_DOUBLE_DOUBLE:
+        return true;
+    default:
+        return false;
+    }
+}
 size_t core_pair_struct_size(core_type type) { return types[type].struct_size; }
 
 void core_pair_pack(core_type type, void *packed, const void *structs, size_t count)

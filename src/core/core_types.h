@@ -48,6 +48,10 @@ const char *core_type_name(core_type type);
 const char *core_op_name(core_op op);
 
 bool core_type_is_pair(core_type type);
+/* Whether type holds floating-point values. Only their reductions depend on
+ * the order values are combined in (rounding, and which of -0.0 and +0.0 or
+ * which NaN MIN/MAX keep); integer ones are exact in any order. */
+bool core_type_is_floating(core_type type);
 /* Bytes per element of the C struct {value; index} behind a pair type. */
 size_t core_pair_struct_size(core_type type);
 void core_pair_pack(core_type type, void *packed, const void *structs, size_t count);

@@ -8,13 +8,14 @@
 
 #include "shim.h"
 
-/* The team of comm when shoal handles collective c there, else NULL. */
-static coll_team *team_for(core_coll c, MPI_Comm comm, shim_comm **out, const char *doing)
+/* The team of comm when shoal handles collective c there, else NULL.
+ * at_once: take comm over now, even during its warm-up. */
+static coll_team *team_for(core_coll c, MPI_Comm comm, shim_comm **out, const char *doing, bool at_once)
 {
     coll_forget_choice(); /* until the planner chooses, the call is the host MPI's */
     if (!shim_wants(c) || comm == MPI_COMM_NULL)
         return NULL;
-    shim_comm *sc = shim_comm_team(comm);
+    shim_comm *sc = at_once ? shim_comm_team_now(comm) : shim_comm_team(comm);
     if (!sc)
         return NULL;
     sc->team.doing = doing;
@@ -174,7 +175,7 @@ static bool counts_ok(shim_array counts, shim_array displs, int n, const shim_la
 int MPI_Barrier(MPI_Comm comm)
 {
     shim_comm *sc;
-    coll_team *t = team_for(CORE_COLL_BARRIER, comm, &sc, "MPI_Barrier");
+    coll_team *t = team_for(CORE_COLL_BARRIER, comm, &sc, "MPI_Barrier", false);
     if (!t)
         return PMPI_Barrier(comm);
     coll_barrier(t);
@@ -188,7 +189,7 @@ static bool bcast_by_shoal(void *buf, MPI_Count count, MPI_Datatype type, int ro
 {
     shim_comm *sc;
     shim_layout l;
-    coll_team *t = team_for(CORE_COLL_BCAST, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_BCAST, comm, &sc, name, false);
     if (!t || root < 0 || root >= sc->size || !shim_layout_of(type, &l) || !takes(&l, count) ||
         buf == MPI_IN_PLACE || bad_pointer(buf, &l, count))
         return false;
@@ -247,6 +248,20 @@ static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, voi
         core_pair_unpack(ct, rbuf, out, count);
 }
 
+/* The team for reduction c of type and op (as core's ct and cop), else NULL.
+ * A floating-point reduction takes its communicator over at once, skipping
+ * the warm-up: the host combines values in an order of its own, so a result
+ * that came from the host during the warm-up and from shoal after it would
+ * change bits between two calls on the same input. Integer results are
+ * exact in any order and keep the warm-up. */
+static coll_team *reduction_team(core_coll c, MPI_Comm comm, shim_comm **sc, const char *doing, MPI_Datatype type,
+                                 MPI_Op op, core_type *ct, core_op *cop)
+{
+    bool known = shim_reduction_of(type, op, ct, cop);
+    coll_team *t = team_for(c, comm, sc, doing, known && core_type_is_floating(*ct));
+    return known ? t : NULL;
+}
+
 /* Reductions are on predefined types: dense, their size the core type's. */
 static bool reduction_takes(core_type ct, MPI_Count count, int blocks)
 {
@@ -260,8 +275,8 @@ static bool reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_D
     shim_comm *sc;
     core_type ct;
     core_op cop;
-    coll_team *t = team_for(CORE_COLL_REDUCE, comm, &sc, name);
-    if (!t || root < 0 || root >= sc->size || !shim_reduction_of(type, op, &ct, &cop) ||
+    coll_team *t = reduction_team(CORE_COLL_REDUCE, comm, &sc, name, type, op, &ct, &cop);
+    if (!t || root < 0 || root >= sc->size ||
         !reduction_takes(ct, count, 1))
         return false;
     bool is_root = sc->rank == root;
@@ -281,8 +296,8 @@ static bool allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MP
     shim_comm *sc;
     core_type ct;
     core_op cop;
-    coll_team *t = team_for(CORE_COLL_ALLREDUCE, comm, &sc, name);
-    if (!t || !shim_reduction_of(type, op, &ct, &cop) || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE ||
+    coll_team *t = reduction_team(CORE_COLL_ALLREDUCE, comm, &sc, name, type, op, &ct, &cop);
+    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE ||
         (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
@@ -297,8 +312,8 @@ static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     shim_comm *sc;
     core_type ct;
     core_op cop;
-    coll_team *t = team_for(CORE_COLL_REDUCE_SCATTER_BLOCK, comm, &sc, name);
-    if (!t || !shim_reduction_of(type, op, &ct, &cop) || !reduction_takes(ct, count, sc->size) ||
+    coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER_BLOCK, comm, &sc, name, type, op, &ct, &cop);
+    if (!t || !reduction_takes(ct, count, sc->size) ||
         rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
@@ -313,8 +328,8 @@ static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Da
     shim_comm *sc;
     core_type ct;
     core_op cop;
-    coll_team *t = team_for(CORE_COLL_REDUCE_SCATTER, comm, &sc, name);
-    if (!t || !shim_reduction_of(type, op, &ct, &cop) || array_missing(rcounts) || rbuf == MPI_IN_PLACE ||
+    coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER, comm, &sc, name, type, op, &ct, &cop);
+    if (!t || array_missing(rcounts) || rbuf == MPI_IN_PLACE ||
         sbuf == rbuf)
         return false;
     int n = sc->size;
@@ -343,7 +358,7 @@ static bool gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype sty
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_GATHER, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_GATHER, comm, &sc, name, false);
     if (!t || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
@@ -381,7 +396,7 @@ static bool gatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_GATHERV, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_GATHERV, comm, &sc, name, false);
     if (!t || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
@@ -416,7 +431,7 @@ static bool allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype 
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_ALLGATHER, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_ALLGATHER, comm, &sc, name, false);
     if (!t)
         return false;
     int n = sc->size, me = sc->rank;
@@ -448,7 +463,7 @@ static bool allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_ALLGATHERV, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_ALLGATHERV, comm, &sc, name, false);
     if (!t)
         return false;
     int me = sc->rank;
@@ -477,7 +492,7 @@ static bool scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_SCATTER, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_SCATTER, comm, &sc, name, false);
     if (!t || root < 0 || root >= sc->size)
         return false;
     int n = sc->size;
@@ -507,7 +522,7 @@ static bool scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array d
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_SCATTERV, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_SCATTERV, comm, &sc, name, false);
     if (!t || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = rbuf == MPI_IN_PLACE;
@@ -540,7 +555,7 @@ static bool alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype s
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_ALLTOALL, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_ALLTOALL, comm, &sc, name, false);
     if (!t)
         return false;
     int n = sc->size;
@@ -572,7 +587,7 @@ static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array 
 {
     shim_comm *sc;
     shim_layout sl, rl;
-    coll_team *t = team_for(CORE_COLL_ALLTOALLV, comm, &sc, name);
+    coll_team *t = team_for(CORE_COLL_ALLTOALLV, comm, &sc, name, false);
     if (!t)
         return false;
     int n = sc->size;

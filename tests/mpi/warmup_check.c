@@ -1,6 +1,9 @@
 /* SHOAL_COMM_WARMUP: a communicator's first W intercepted collectives go to
  * the host MPI, shoal takes it over at the next, and every result along the
- * way is the host's. Short-lived communicators never reach shoal.
+ * way is the host's. Short-lived communicators never reach shoal. A
+ * floating-point reduction skips the warm-up: the same input gives the same
+ * bits on every call of a communicator's life, shoal's rank order
+ * ((x0 + x1) + x2) ..., never the host's order first.
  *   warmup_check --warmup W   (W: the SHOAL_COMM_WARMUP the run was given) */
 #include <string.h>
 
@@ -54,6 +57,53 @@ static int one_call(MPI_Comm comm, int k)
     return by_shoal;
 }
 
+enum { FLOATS = 37 };
+
+/* Inputs whose sum depends on the order they are added in. */
+static void float_input(double *in, int rank)
+{
+    for (int i = 0; i < FLOATS; i++)
+        in[i] = (i % 2 ? -1 : 1) * (1.0 / 3 + rank * 1e-9 + i * 1e8) * (rank % 2 ? 1e-7 : 1);
+}
+
+/* A fresh communicator whose life starts with integer collectives (host,
+ * during the warm-up) and then floating-point reductions: every one is
+ * shoal's at once, and allreduce's bits are the rank-order sum on every
+ * call. */
+static void floating_reductions(int warmup)
+{
+    int rank, size;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &size);
+    if (warmup > 1)
+        expect(!one_call(c, 0), rank, "integer allreduce during the warm-up reached shoal", 0);
+
+    double in[FLOATS], all[16 * FLOATS], expected[FLOATS], out[FLOATS], first[FLOATS];
+    float_input(in, rank);
+    PMPI_Allgather(in, FLOATS, MPI_DOUBLE, all, FLOATS, MPI_DOUBLE, c);
+    for (int i = 0; i < FLOATS; i++) {
+        expected[i] = all[i];
+        for (int r = 1; r < size; r++)
+            expected[i] += all[r * FLOATS + i];
+    }
+    for (int k = 0; k < warmup + 3; k++) {
+        MPI_Allreduce(in, out, FLOATS, MPI_DOUBLE, MPI_SUM, c);
+        expect(shoal_last_choice(NULL, NULL), rank, "floating-point allreduce went to the host", k);
+        expect(!memcmp(out, expected, sizeof out), rank, "floating-point allreduce is not the rank-order sum", k);
+
+        MPI_Reduce(in, out, FLOATS, MPI_DOUBLE, MPI_SUM, size - 1, c);
+        expect(shoal_last_choice(NULL, NULL), rank, "floating-point reduce went to the host", k);
+        if (rank == size - 1) {
+            if (k == 0)
+                memcpy(first, out, sizeof first);
+            expect(!memcmp(out, first, sizeof out), rank, "floating-point reduce changed bits between calls", k);
+        }
+    }
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -93,6 +143,7 @@ int main(int argc, char **argv)
         }
         MPI_Comm_free(&c);
     }
+    floating_reductions(warmup);
     expect(one_call(a, warmup + 4) == 1, rank, "communicator a after the others were freed", warmup + 4);
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
