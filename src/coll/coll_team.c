@@ -202,6 +202,13 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     return 0;
 }
 
+void coll_team_move(coll_team *to, coll_team *from)
+{
+    *to = *from;
+    to->lane.epoch = &to->epoch; /* the one pointer into the team itself */
+    memset(from, 0, sizeof *from);
+}
+
 void coll_team_set_host_lane(coll_team *t, const lane_ops *host, void *state)
 {
     t->lanes[LANE_HOST] = host;

@@ -88,6 +88,11 @@ void coll_segment_format(void *base, size_t size, int n);
 int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
                    bool try_cma);
 void coll_team_close(coll_team *t);
+/* Moves an open team to another place (from is left empty). Its epochs go
+ * on where they were, so a team its ranks move together, from a freed
+ * communicator to a new one of the same ranks in the same order, carries on
+ * as if the calls were on one communicator. */
+void coll_team_move(coll_team *to, coll_team *from);
 
 /* The MPI layer plugs in the host lane (its point-to-point) with its state. */
 void coll_team_set_host_lane(coll_team *t, const lane_ops *host, void *state);

@@ -62,6 +62,7 @@ typedef struct shim_comm {
     MPI_Comm comm;
     int size, rank;
     coll_team team;
+    uint64_t team_id; /* names the team alike on its ranks, for parking */
     shim_host_state host;
     /* per-call scratch owned by the wrappers */
     size_t *sizes;        /* 4 * size entries for v-variants */

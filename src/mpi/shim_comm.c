@@ -1,6 +1,8 @@
 /* Per-communicator state, cached as an attribute: a counter from the
  * communicator's first collective, the team once it has made
- * SHOAL_COMM_WARMUP of them. */
+ * SHOAL_COMM_WARMUP of them. A freed communicator's team is parked, and the
+ * next communicator of the same ranks in the same order adopts it instead
+ * of building a segment of its own. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,6 +26,91 @@ static CORE_THREAD_LOCAL struct {
 static shim_comm *all_comms; /* for MPI_Finalize; guarded by comms_lock */
 static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Teams of freed communicators, oldest first; guarded by comms_lock.
+ * Reserving and freeing a segment's pages costs about 0.5 ms at 2 ranks,
+ * adopting a parked team one small allreduce. Two cover a loop that makes
+ * and frees a communicator, also with one nested inside; each holds its
+ * segment (memory in /dev/shm) until adopted, pushed out, or MPI_Finalize. */
+#define PARKED_TEAMS 2
+typedef struct parked_team {
+    coll_team team;
+    uint64_t id;
+} parked_team;
+static parked_team *parked[PARKED_TEAMS];
+static int nparked;
+
+static void drop_parked(parked_team *p)
+{
+    if (p) {
+        coll_team_close(&p->team);
+        free(p);
+    }
+}
+
+/* Keeps sc's team for a later communicator of the same ranks: local. */
+static void park(shim_comm *sc)
+{
+    parked_team *p = malloc(sizeof *p), *pushed_out = NULL;
+    if (!p) {
+        coll_team_close(&sc->team);
+        return;
+    }
+    coll_team_move(&p->team, &sc->team);
+    coll_team_set_host_lane(&p->team, NULL, NULL); /* that lane belonged to sc */
+    p->id = sc->team_id;
+    pthread_mutex_lock(&comms_lock);
+    if (nparked == PARKED_TEAMS) {
+        pushed_out = parked[0];
+        memmove(parked, parked + 1, (PARKED_TEAMS - 1) * sizeof *parked);
+        nparked--;
+    }
+    parked[nparked++] = p;
+    pthread_mutex_unlock(&comms_lock);
+    drop_parked(pushed_out);
+}
+
+/* The newest parked team in which this rank has sc's rank and size, taken
+ * off the list (another thread's communicator must not offer it too). */
+static parked_team *claim_parked(const shim_comm *sc)
+{
+    parked_team *p = NULL;
+    pthread_mutex_lock(&comms_lock);
+    for (int i = nparked - 1; i >= 0; i--)
+        if (parked[i]->team.n == sc->size && parked[i]->team.me == sc->rank) {
+            p = parked[i];
+            memmove(parked + i, parked + i + 1, (size_t)(nparked - i - 1) * sizeof *parked);
+            nparked--;
+            break;
+        }
+    pthread_mutex_unlock(&comms_lock);
+    return p;
+}
+
+/* Adopts a parked team when every rank of sc's communicator offers the same
+ * one: then the communicator's ranks are that team's, in its order, and on
+ * one node. Collective. A team offered and not agreed on is dropped: some
+ * rank no longer has it. */
+static bool adopt_parked(shim_comm *sc)
+{
+    parked_team *p = claim_parked(sc);
+    uint64_t id = p ? p->id : 0;
+    /* MAX of id and of ~id: both are this rank's only when every rank's id is. */
+    uint64_t offer[2] = {id, ~id}, most[2];
+    PMPI_Allreduce(offer, most, 2, MPI_UINT64_T, MPI_MAX, sc->comm);
+    if (!p || most[0] != id || most[1] != ~id) {
+        if (p)
+            core_log_debug(1, "communicator of %d ranks: not every rank offered the same parked team; "
+                              "dropping this rank's", sc->size);
+        drop_parked(p);
+        return false;
+    }
+    coll_team_move(&sc->team, &p->team);
+    sc->team_id = id;
+    free(p);
+    core_log_debug(1, "communicator of %d ranks: adopted the team of a freed one", sc->size);
+    return true;
+}
+
 static void release(shim_comm *sc)
 {
     atomic_fetch_add(&generation, 1);
@@ -35,7 +122,7 @@ static void release(shim_comm *sc)
         }
     pthread_mutex_unlock(&comms_lock);
     if (sc->mode == SHIM_TEAM)
-        coll_team_close(&sc->team);
+        park(sc);
     /* The private communicator is freed by shim_comm_forget and at
      * MPI_Finalize; a callback must not free it (no MPI calls there). */
     free(sc->host.reqs);
@@ -89,6 +176,10 @@ void shim_comm_release_all(void)
     }
     if (keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&keyval);
+    pthread_mutex_lock(&comms_lock);
+    while (nparked)
+        drop_parked(parked[--nparked]);
+    pthread_mutex_unlock(&comms_lock);
 }
 
 void shim_comm_forget(MPI_Comm comm)
@@ -119,6 +210,7 @@ void *shim_comm_scratch(shim_comm *sc, int i, size_t size)
 typedef struct segment_offer {
     int err;
     unsigned long long size;
+    unsigned long long team_id;
     char name[CORE_SHM_NAME_MAX];
 } segment_offer;
 
@@ -137,6 +229,9 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
         if (!offer.err) {
             coll_segment_format(seg.base, size, sc->size);
             snprintf(offer.name, sizeof offer.name, "%s", seg.name);
+            uint64_t id = 0;
+            core_random_bytes(&id, sizeof id);
+            offer.team_id = id | 1; /* 0 means none */
         }
     }
     PMPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
@@ -166,7 +261,7 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     bool try_cma = cfg->cma != CORE_CMA_OFF;
     if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
         core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
-    coll_team_set_host_lane(&sc->team, &shim_host_lane, &sc->host);
+    sc->team_id = offer.team_id;
     return true;
 }
 
@@ -174,21 +269,27 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
 static void take_over(shim_comm *sc)
 {
     MPI_Comm comm = sc->comm;
-    MPI_Comm node;
-    int node_size = 0;
     sc->mode = SHIM_PASS;
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Comm_size(node, &node_size);
-    PMPI_Comm_free(&node);
-    if (node_size != sc->size) {
-        /* Every node sees a node part smaller than comm: all agree. */
-        core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI", sc->size);
-    } else if (open_team(sc, comm)) {
-        sc->mode = SHIM_TEAM;
-        sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
-        if (!sc->sizes)
-            core_fatal("out of memory for communicator state");
+    if (!adopt_parked(sc)) {
+        MPI_Comm node;
+        int node_size = 0;
+        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        PMPI_Comm_size(node, &node_size);
+        PMPI_Comm_free(&node);
+        if (node_size != sc->size) {
+            /* Every node sees a node part smaller than comm: all agree. */
+            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI",
+                          sc->size);
+            return;
+        }
+        if (!open_team(sc, comm))
+            return;
     }
+    sc->mode = SHIM_TEAM;
+    coll_team_set_host_lane(&sc->team, &shim_host_lane, &sc->host);
+    sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
+    if (!sc->sizes)
+        core_fatal("out of memory for communicator state");
 }
 
 /* The record of a communicator shoal has not seen before: local, cheap. */

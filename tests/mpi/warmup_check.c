@@ -3,8 +3,11 @@
  * way is the host's. Short-lived communicators never reach shoal. A
  * floating-point reduction skips the warm-up: the same input gives the same
  * bits on every call of a communicator's life, shoal's rank order
- * ((x0 + x1) + x2) ..., never the host's order first.
+ * ((x0 + x1) + x2) ..., never the host's order first. A communicator made
+ * after one was freed, of the same ranks in the same order, adopts its
+ * segment (seen in /proc/self/maps); one in another order gets its own.
  *   warmup_check --warmup W   (W: the SHOAL_COMM_WARMUP the run was given) */
+#include <stdbool.h>
 #include <string.h>
 
 #include "check_common.h"
@@ -66,6 +69,25 @@ static void float_input(double *in, int rank)
         in[i] = (i % 2 ? -1 : 1) * (1.0 / 3 + rank * 1e-9 + i * 1e8) * (rank % 2 ? 1e-7 : 1);
 }
 
+/* A floating-point allreduce on comm: shoal's, and the rank-order sum. */
+static void float_allreduce(MPI_Comm comm, int k)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    double in[FLOATS], all[16 * FLOATS], expected[FLOATS], out[FLOATS];
+    float_input(in, rank);
+    PMPI_Allgather(in, FLOATS, MPI_DOUBLE, all, FLOATS, MPI_DOUBLE, comm);
+    for (int i = 0; i < FLOATS; i++) {
+        expected[i] = all[i];
+        for (int r = 1; r < size; r++)
+            expected[i] += all[r * FLOATS + i];
+    }
+    MPI_Allreduce(in, out, FLOATS, MPI_DOUBLE, MPI_SUM, comm);
+    expect(shoal_last_choice(NULL, NULL), rank, "floating-point allreduce went to the host", k);
+    expect(!memcmp(out, expected, sizeof out), rank, "floating-point allreduce is not the rank-order sum", k);
+}
+
 /* A fresh communicator whose life starts with integer collectives (host,
  * during the warm-up) and then floating-point reductions: every one is
  * shoal's at once, and allreduce's bits are the rank-order sum on every
@@ -80,19 +102,10 @@ static void floating_reductions(int warmup)
     if (warmup > 1)
         expect(!one_call(c, 0), rank, "integer allreduce during the warm-up reached shoal", 0);
 
-    double in[FLOATS], all[16 * FLOATS], expected[FLOATS], out[FLOATS], first[FLOATS];
+    double in[FLOATS], out[FLOATS], first[FLOATS];
     float_input(in, rank);
-    PMPI_Allgather(in, FLOATS, MPI_DOUBLE, all, FLOATS, MPI_DOUBLE, c);
-    for (int i = 0; i < FLOATS; i++) {
-        expected[i] = all[i];
-        for (int r = 1; r < size; r++)
-            expected[i] += all[r * FLOATS + i];
-    }
     for (int k = 0; k < warmup + 3; k++) {
-        MPI_Allreduce(in, out, FLOATS, MPI_DOUBLE, MPI_SUM, c);
-        expect(shoal_last_choice(NULL, NULL), rank, "floating-point allreduce went to the host", k);
-        expect(!memcmp(out, expected, sizeof out), rank, "floating-point allreduce is not the rank-order sum", k);
-
+        float_allreduce(c, k);
         MPI_Reduce(in, out, FLOATS, MPI_DOUBLE, MPI_SUM, size - 1, c);
         expect(shoal_last_choice(NULL, NULL), rank, "floating-point reduce went to the host", k);
         if (rank == size - 1) {
@@ -102,6 +115,85 @@ static void floating_reductions(int warmup)
         }
     }
     MPI_Comm_free(&c);
+}
+
+/* The distinct inodes of the shoal segments this process has mapped, in
+ * the order /proc/self/maps lists them; -1 when it cannot be read. */
+enum { MAX_SEGMENTS = 64 };
+static int mapped_segments(unsigned long *inodes)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long inode;
+        if (!strstr(line, "/dev/shm/shoal-") || sscanf(line, "%*s %*s %*s %*s %lu", &inode) != 1)
+            continue;
+        bool known = false;
+        for (int i = 0; i < n; i++)
+            known |= inodes[i] == inode;
+        if (!known && n < MAX_SEGMENTS)
+            inodes[n++] = inode;
+    }
+    fclose(f);
+    return n;
+}
+
+static bool among(unsigned long inode, const unsigned long *set, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (set[i] == inode)
+            return true;
+    return false;
+}
+
+/* Communicators made and freed in a loop reuse one segment; a communicator
+ * of the same ranks in another order gets a segment of its own. */
+static void parked_teams(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsigned long first[MAX_SEGMENTS], now[MAX_SEGMENTS];
+    int nfirst = 0;
+    for (int round = 0; round < 10; round++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        float_allreduce(c, round);
+        int n = mapped_segments(round ? now : first);
+        expect(n > 0, rank, "no shoal segment in /proc/self/maps", round);
+        if (round == 0)
+            nfirst = n;
+        else {
+            bool same = n == nfirst;
+            for (int i = 0; i < n; i++)
+                same &= among(now[i], first, nfirst);
+            expect(same, rank, "a communicator made after a free built a segment instead of adopting one", round);
+        }
+        MPI_Comm_free(&c);
+    }
+
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
+    float_allreduce(reversed, 0);
+    int n = mapped_segments(now);
+    bool fresh = false;
+    for (int i = 0; i < n; i++)
+        fresh |= !among(now[i], first, nfirst);
+    expect(fresh, rank, "a communicator of the ranks in another order adopted a team", 0);
+    MPI_Comm_free(&reversed);
+
+    /* The parked teams now disagree between ranks; whatever is adopted or
+     * built, results stay right. */
+    for (int round = 0; round < 3; round++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        float_allreduce(c, round);
+        one_call(c, 0);
+        MPI_Comm_free(&c);
+    }
 }
 
 int main(int argc, char **argv)
@@ -136,14 +228,17 @@ int main(int argc, char **argv)
         for (int k = 0; k < warmup; k++)
             expect(!one_call(c, k), rank, "short-lived communicator reached shoal", k);
         if (round % 25 == 0) {
+            /* A single rank's collectives may or may not plan: only
+             * communicators of several ranks are asserted. */
             int csize;
             MPI_Comm_size(c, &csize);
-            expect(one_call(c, warmup) == (csize > 1), rank, "short-lived communicator: shoal after the warm-up",
+            expect(one_call(c, warmup) || csize == 1, rank, "short-lived communicator: shoal after the warm-up",
                    warmup);
         }
         MPI_Comm_free(&c);
     }
     floating_reductions(warmup);
+    parked_teams();
     expect(one_call(a, warmup + 4) == 1, rank, "communicator a after the others were freed", warmup + 4);
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
