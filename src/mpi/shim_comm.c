@@ -47,6 +47,14 @@ static void drop_parked(parked_team *p)
     }
 }
 
+static void drop_all_parked(void)
+{
+    pthread_mutex_lock(&comms_lock);
+    while (nparked)
+        drop_parked(parked[--nparked]);
+    pthread_mutex_unlock(&comms_lock);
+}
+
 /* Keeps sc's team for a later communicator of the same ranks: local. */
 static void park(shim_comm *sc)
 {
@@ -176,10 +184,7 @@ void shim_comm_release_all(void)
     }
     if (keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&keyval);
-    pthread_mutex_lock(&comms_lock);
-    while (nparked)
-        drop_parked(parked[--nparked]);
-    pthread_mutex_unlock(&comms_lock);
+    drop_all_parked();
 }
 
 void shim_comm_forget(MPI_Comm comm)
@@ -217,24 +222,40 @@ typedef struct segment_offer {
 /* Creates, shares and opens the node segment; collective over comm, which
  * lies within one node. Returns false (on every rank alike) when shoal must
  * pass this communicator through. */
-static bool open_team(shim_comm *sc, MPI_Comm comm)
+/* Rank 0 creates the segment and tells everyone its name, or the error. */
+static segment_offer offer_segment(shim_comm *sc, MPI_Comm comm, core_segment *seg)
 {
-    const core_config *cfg = core_config_get();
     segment_offer offer = {0};
-    core_segment seg = {0};
     if (sc->rank == 0) {
-        size_t size = coll_segment_size(sc->size, cfg->shm_size);
+        size_t size = coll_segment_size(sc->size, core_config_get()->shm_size);
         offer.size = size;
-        offer.err = core_segment_create(&seg, size);
+        offer.err = core_segment_create(seg, size);
         if (!offer.err) {
-            coll_segment_format(seg.base, size, sc->size);
-            snprintf(offer.name, sizeof offer.name, "%s", seg.name);
+            coll_segment_format(seg->base, size, sc->size);
+            snprintf(offer.name, sizeof offer.name, "%s", seg->name);
             uint64_t id = 0;
             core_random_bytes(&id, sizeof id);
             offer.team_id = id | 1; /* 0 means none */
         }
     }
     PMPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
+    return offer;
+}
+
+static bool open_team(shim_comm *sc, MPI_Comm comm)
+{
+    core_segment seg = {0};
+    segment_offer offer = offer_segment(sc, comm, &seg);
+    if (offer.err) {
+        /* Parked teams hold /dev/shm pages: give them back (every rank
+         * alike: all know the error) and try once more, when all have (a
+         * segment's pages are freed with its last mapping). */
+        core_log_debug(1, "no room for a %llu-byte segment (%s): dropping parked teams and trying again",
+                       offer.size, strerror(offer.err));
+        drop_all_parked();
+        PMPI_Barrier(comm);
+        offer = offer_segment(sc, comm, &seg);
+    }
     if (offer.err) {
         core_log_warn_once("cannot create a shared-memory segment in /dev/shm (%s): collectives on such "
                            "communicators go to the host MPI (SHOAL_SHM_SIZE sets the segment size)",
@@ -258,7 +279,7 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
         core_segment_release(&seg);
         return false;
     }
-    bool try_cma = cfg->cma != CORE_CMA_OFF;
+    bool try_cma = core_config_get()->cma != CORE_CMA_OFF;
     if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
         core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
     sc->team_id = offer.team_id;
