@@ -276,8 +276,7 @@ static bool reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_D
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || root < 0 || root >= sc->size ||
-        !reduction_takes(ct, count, 1))
+    if (!t || root < 0 || root >= sc->size || !reduction_takes(ct, count, 1))
         return false;
     bool is_root = sc->rank == root;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -313,8 +312,8 @@ static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER_BLOCK, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || !reduction_takes(ct, count, sc->size) ||
-        rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (!t || !reduction_takes(ct, count, sc->size) || rbuf == MPI_IN_PLACE ||
+        (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
         run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0,
@@ -329,8 +328,7 @@ static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Da
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || array_missing(rcounts) || rbuf == MPI_IN_PLACE ||
-        sbuf == rbuf)
+    if (!t || array_missing(rcounts) || rbuf == MPI_IN_PLACE || sbuf == rbuf)
         return false;
     int n = sc->size;
     size_t *counts = sc->sizes, *firsts = sc->sizes + n;
