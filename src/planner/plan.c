@@ -250,8 +250,12 @@ static double pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
     int ppn = team_ppn(q);
     switch (q->coll) {
     case CORE_COLL_GATHER:
-    case CORE_COLL_GATHERV: /* the root copies its own block, then reads every other */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + buffer_copy_ns(p, S);
+    case CORE_COLL_GATHERV: { /* the root copies its own block, then reads every other */
+        /* On the cells lane the others stage their blocks meanwhile: half of
+         * the root's own copy hides behind that, when every rank has a core. */
+        double own = l == LANE_CELLS && stripe == LANE_COUNT && node_share(p) <= 1 ? 0.5 : 1;
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + own * buffer_copy_ns(p, S);
+    }
     case CORE_COLL_SCATTER:
     case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
         if (stripe != LANE_COUNT) /* the root sends every striped share */

@@ -29,7 +29,7 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 7
+#define PLAN_TUNING_VERSION 8
 #define PLAN_MAX_FACTORS 4096
 
 typedef struct plan_factor {
