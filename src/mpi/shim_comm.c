@@ -55,6 +55,15 @@ static void drop_all_parked(void)
     pthread_mutex_unlock(&comms_lock);
 }
 
+/* Takes entry i off the parked list; the caller holds comms_lock. */
+static parked_team *unlist_parked(int i)
+{
+    parked_team *p = parked[i];
+    memmove(parked + i, parked + i + 1, (size_t)(nparked - i - 1) * sizeof *parked);
+    nparked--;
+    return p;
+}
+
 /* Keeps sc's team for a later communicator of the same ranks: local. */
 static void park(shim_comm *sc)
 {
@@ -67,11 +76,8 @@ static void park(shim_comm *sc)
     coll_team_set_host_lane(&p->team, NULL, NULL); /* that lane belonged to sc */
     p->id = sc->team_id;
     pthread_mutex_lock(&comms_lock);
-    if (nparked == PARKED_TEAMS) {
-        pushed_out = parked[0];
-        memmove(parked, parked + 1, (PARKED_TEAMS - 1) * sizeof *parked);
-        nparked--;
-    }
+    if (nparked == PARKED_TEAMS)
+        pushed_out = unlist_parked(0);
     parked[nparked++] = p;
     pthread_mutex_unlock(&comms_lock);
     drop_parked(pushed_out);
@@ -85,9 +91,7 @@ static parked_team *claim_parked(const shim_comm *sc)
     pthread_mutex_lock(&comms_lock);
     for (int i = nparked - 1; i >= 0; i--)
         if (parked[i]->team.n == sc->size && parked[i]->team.me == sc->rank) {
-            p = parked[i];
-            memmove(parked + i, parked + i + 1, (size_t)(nparked - i - 1) * sizeof *parked);
-            nparked--;
+            p = unlist_parked(i);
             break;
         }
     pthread_mutex_unlock(&comms_lock);
@@ -219,9 +223,6 @@ typedef struct segment_offer {
     char name[CORE_SHM_NAME_MAX];
 } segment_offer;
 
-/* Creates, shares and opens the node segment; collective over comm, which
- * lies within one node. Returns false (on every rank alike) when shoal must
- * pass this communicator through. */
 /* Rank 0 creates the segment and tells everyone its name, or the error. */
 static segment_offer offer_segment(shim_comm *sc, MPI_Comm comm, core_segment *seg)
 {
@@ -242,6 +243,9 @@ static segment_offer offer_segment(shim_comm *sc, MPI_Comm comm, core_segment *s
     return offer;
 }
 
+/* Creates, shares and opens the node segment; collective over comm, which
+ * lies within one node. Returns false (on every rank alike) when shoal must
+ * pass this communicator through. */
 static bool open_team(shim_comm *sc, MPI_Comm comm)
 {
     core_segment seg = {0};
