@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core_log.h"
+#include "core_sys.h"
 
 static const char *const coll_names[CORE_COLL_COUNT] = {
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "allgather",
@@ -152,11 +154,20 @@ void core_config_reload(void)
     const char *algo = getenv("SHOAL_ALGO");
     if (algo)
         strncpy(c.algo, algo, sizeof c.algo - 1);
+    c.probe = parse_bool("SHOAL_PROBE", getenv("SHOAL_PROBE"), true);
     config = c;
     atomic_fetch_add(&generation, 1);
 }
 
 static void config_init(void) { core_config_reload(); }
+
+uint64_t core_config_fingerprint(const core_config *c)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%d|%u|%ld|%s|%s|%d", c->disabled, c->disabled_colls, c->comm_warmup, c->lanes,
+             c->algo, c->probe);
+    return core_hash(CORE_HASH_START, text, strlen(text));
+}
 
 const core_config *core_config_get(void)
 {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Collectives shoal intercepts, as bits for SHOAL_DISABLE_COLL. */
 typedef enum {
@@ -52,7 +53,15 @@ typedef struct core_config {
                                     shoal builds its state */
     char lanes[64];              /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[256];              /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    bool probe;                  /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
 } core_config;
+
+/* A hash of the settings every rank must share, since each decides alone
+ * what all must do alike: whether shoal runs, which collectives it takes
+ * and from which call on, the forced choices, whether MPI_Init probes.
+ * Verbosity, spinning and the timeout may differ; the segment's size is the
+ * creator's, and single copy is used only where every rank can. */
+uint64_t core_config_fingerprint(const core_config *c);
 
 /* Parses the environment the first time, then returns the same object. */
 const core_config *core_config_get(void);

@@ -60,6 +60,14 @@ bool core_random_bytes(void *buf, size_t len)
     return got == len;
 }
 
+uint64_t core_hash(uint64_t h, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
 bool core_pid_alive(pid_t pid)
 {
     if (pid <= 0)

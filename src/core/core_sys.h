@@ -27,6 +27,11 @@ uint64_t core_now_ns(void);
 /* Fills buf with unpredictable bytes (getrandom, then /dev/urandom). */
 bool core_random_bytes(void *buf, size_t len);
 
+/* FNV-1a: folds len bytes into the hash h (start from CORE_HASH_START).
+ * For fingerprints that ranks compare, not for security. */
+#define CORE_HASH_START 0xcbf29ce484222325ull
+uint64_t core_hash(uint64_t h, const void *p, size_t len);
+
 /* False once the process is gone or a zombie: a peer that died. */
 bool core_pid_alive(pid_t pid);
 

@@ -98,29 +98,36 @@ static parked_team *claim_parked(const shim_comm *sc)
     return p;
 }
 
-/* Adopts a parked team when every rank of sc's communicator offers the same
- * one: then the communicator's ranks are that team's, in its order, and on
- * one node. Collective. A team offered and not agreed on is dropped: some
- * rank no longer has it. */
-static bool adopt_parked(shim_comm *sc)
+/* What the ranks of a communicator agree on before shoal takes it over. */
+typedef struct team_agreement {
+    bool same_plans;   /* every rank prices calls alike */
+    parked_team *adopt; /* the parked team every rank offered, NULL: none */
+} team_agreement;
+
+/* One allreduce settles both: whether every rank plans with the same model
+ * and settings (a process spawned apart, or one that read another tuning
+ * file, may not; ranks that chose differently would wait for each other),
+ * and whether every rank offers the same parked team, whose ranks are then
+ * this communicator's, in its order, on one node. A team offered and not
+ * agreed on is dropped: some rank no longer has it. Collective. */
+static team_agreement agree(shim_comm *sc)
 {
     parked_team *p = claim_parked(sc);
     uint64_t id = p ? p->id : 0;
-    /* MAX of id and of ~id: both are this rank's only when every rank's id is. */
-    uint64_t offer[2] = {id, ~id}, most[2];
-    PMPI_Allreduce(offer, most, 2, MPI_UINT64_T, MPI_MAX, sc->comm);
-    if (!p || most[0] != id || most[1] != ~id) {
+    uint64_t plans = core_config_fingerprint(core_config_get()) ^ plan_model_fingerprint(plan_model_get());
+    /* MAX of a value and of its complement: both are this rank's only when every rank's is. */
+    uint64_t offer[4] = {id, ~id, plans, ~plans}, most[4];
+    PMPI_Allreduce(offer, most, 4, MPI_UINT64_T, MPI_MAX, sc->comm);
+    team_agreement a = {.same_plans = most[2] == plans && most[3] == ~plans};
+    if (p && a.same_plans && most[0] == id && most[1] == ~id) {
+        a.adopt = p;
+    } else {
         if (p)
             core_log_debug(1, "communicator of %d ranks: not every rank offered the same parked team; "
                               "dropping this rank's", sc->size);
         drop_parked(p);
-        return false;
     }
-    coll_team_move(&sc->team, &p->team);
-    sc->team_id = id;
-    free(p);
-    core_log_debug(1, "communicator of %d ranks: adopted the team of a freed one", sc->size);
-    return true;
+    return a;
 }
 
 static void release(shim_comm *sc)
@@ -295,7 +302,13 @@ static void take_over(shim_comm *sc)
 {
     MPI_Comm comm = sc->comm;
     sc->mode = SHIM_PASS;
-    if (!adopt_parked(sc)) {
+    team_agreement a = agree(sc);
+    if (a.adopt) {
+        coll_team_move(&sc->team, &a.adopt->team);
+        sc->team_id = a.adopt->id;
+        free(a.adopt);
+        core_log_debug(1, "communicator of %d ranks: adopted the team of a freed one", sc->size);
+    } else {
         MPI_Comm node;
         int node_size = 0;
         PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -305,6 +318,13 @@ static void take_over(shim_comm *sc)
             /* Every node sees a node part smaller than comm: all agree. */
             core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI",
                           sc->size);
+            return;
+        }
+        if (!a.same_plans) {
+            core_log_warn_once("the ranks of a communicator of %d ranks plan with different cost figures "
+                               "(processes started apart, or different tuning files): its collectives go to "
+                               "the host MPI",
+                               sc->size);
             return;
         }
         if (!open_team(sc, comm))

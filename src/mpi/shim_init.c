@@ -11,7 +11,8 @@ static void abort_job(void) { PMPI_Abort(MPI_COMM_WORLD, 1); }
 
 /* How many ranks of the job share this node, and how many cores they may
  * use between them (the union of their affinity masks), so that waiting
- * knows whether ranks take turns on cores. */
+ * knows whether ranks take turns on cores; then, without a tuning file, the
+ * node's figures for the planner. */
 static void learn_node(void)
 {
     MPI_Comm node;
@@ -26,7 +27,21 @@ static void learn_node(void)
     shim_node_cores = CPU_COUNT(&all);
     if (shim_node_cores < 1)
         shim_node_cores = core_cpu_count();
+    shim_probe_startup(node);
     PMPI_Comm_free(&node);
+}
+
+/* True when every rank has the same settings and tuning figures: each rank
+ * decides alone what all must do alike (whether shoal runs at all, which
+ * algorithm a call takes), so ranks that differ would wait for each other
+ * forever. Collective over MPI_COMM_WORLD, made even with SHOAL_DISABLE. */
+static bool ranks_agree(void)
+{
+    uint64_t mine = core_config_fingerprint(core_config_get()) ^ plan_model_fingerprint(plan_model_get());
+    /* MAX of the hash and of its complement: both are this rank's only when every rank's is. */
+    uint64_t offer[2] = {mine, ~mine}, most[2];
+    PMPI_Allreduce(offer, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return most[0] == mine && most[1] == ~mine;
 }
 
 void shim_start(void)
@@ -39,6 +54,13 @@ void shim_start(void)
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     core_log_set_rank(rank);
+    if (!ranks_agree()) {
+        if (rank == 0)
+            core_log_warn_once("the ranks of this job have different SHOAL_* settings or tuning files "
+                               "(SHOAL_TUNING_FILE, XDG_CACHE_HOME, HOME): shoal is off and every call goes to "
+                               "the host MPI");
+        return;
+    }
     if (cfg->disabled) {
         core_log_once("SHOAL_DISABLE is set: every call goes to the host MPI");
         return;

@@ -28,6 +28,19 @@ void plan_model_defaults(plan_model *m)
     snprintf(m->source, sizeof m->source, "built-in defaults");
 }
 
+uint64_t plan_model_fingerprint(const plan_model *m)
+{
+    uint64_t h = core_hash(CORE_HASH_START, m->lane, sizeof m->lane);
+    const double figures[] = {m->sync_ns,   m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw,
+                              m->copy_mem_bw, m->cache_bytes,    m->reduce_bw};
+    h = core_hash(h, figures, sizeof figures);
+    for (int i = 0; i < m->nfactors; i++) {
+        h = core_hash(h, m->factors[i].key, strlen(m->factors[i].key) + 1);
+        h = core_hash(h, &m->factors[i].factor, sizeof m->factors[i].factor);
+    }
+    return h;
+}
+
 double plan_lane_time(const lane_cost *c, double bytes, int ppn)
 {
     if (ppn < 1)
@@ -247,6 +260,7 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
              f && rc == 0; f = f->next)
             if (f->kind == CORE_JSON_NUMBER && positive(f->number))
                 plan_model_set_factor(m, f->key, f->number);
+        m->origin = PLAN_ORIGIN_FILE;
         snprintf(m->source, sizeof m->source, "%s", path);
         snprintf(m->machine, sizeof m->machine, "%s", machine ? machine : "");
     }
@@ -331,7 +345,7 @@ void plan_model_reload(void)
     static plan_model m; /* too large for every thread's stack; under model_lock */
     if (access(path, F_OK) != 0) {
         plan_model_defaults(&m);
-        core_log_once("no tuning file at %s: the planner uses built-in figures (run shoal tune)", path);
+        core_log_once("no tuning file at %s (shoal tune writes one)", path);
     } else if (plan_model_load(&m, path, true, why, sizeof why) != 0) {
         core_log_warn_once("tuning file %s ignored: %s", path, why);
     } else {

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core.h"
 #include "lane.h"
@@ -37,7 +38,15 @@ typedef struct plan_factor {
     double factor;  /* measured / modelled */
 } plan_factor;
 
+/* Where a model's figures come from. */
+typedef enum {
+    PLAN_ORIGIN_DEFAULTS, /* built in: one machine's figures, not this one's */
+    PLAN_ORIGIN_FILE,     /* the tuning file */
+    PLAN_ORIGIN_MEASURED, /* measured by this job (MPI_Init's probe, shoal tune) */
+} plan_model_origin;
+
 typedef struct plan_model {
+    plan_model_origin origin;
     lane_cost lane[LANE_COUNT];
     double sync_ns;           /* one rank sees another's post */
     double sync_per_peer_ns;  /* more per extra rank waited for */
@@ -56,6 +65,10 @@ typedef struct plan_model {
 
 /* The model in use: read from the tuning file once, else the defaults. */
 const plan_model *plan_model_get(void);
+/* A hash of every figure and factor that prices a candidate: two ranks
+ * whose models have the same fingerprint choose alike. */
+uint64_t plan_model_fingerprint(const plan_model *m);
+
 /* Re-reads the environment and the file (tests, shoal explain). */
 void plan_model_reload(void);
 /* Grows at each reload, like core_config_generation(). */

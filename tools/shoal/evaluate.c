@@ -51,7 +51,7 @@ int evaluate_main(int argc, char **argv)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *json = NULL, *colls = NULL;
     size_t lo = 4, hi = 4 << 20;
-    measure_opts mo = {.batches = 5, .batch_ns = 1e6};
+    shim_timing mo = measure_timing(5, 1e6);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json = argv[++i];

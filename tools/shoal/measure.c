@@ -52,76 +52,6 @@ _Noreturn void measure_fail_all(const char *fmt, ...)
     fail_v(rank == 0, fmt, ap);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Completes a world-wide request; polling while this rank is measured,
- * sleeping 20 us between tests while it sits out. */
-static void complete(MPI_Request *req, bool polite)
-{
-    int done = 0;
-    struct timespec nap = {0, 20000};
-    for (;;) {
-        PMPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
-        if (polite)
-            nanosleep(&nap, NULL);
-    }
-}
-
-/* Per-iteration time of `iters` calls, the slowest rank's. */
-static double timed_batch(measure_fn fn, void *arg, long iters, bool active)
-{
-    MPI_Request req;
-    PMPI_Ibarrier(MPI_COMM_WORLD, &req);
-    complete(&req, false);
-    uint64_t t0 = core_now_ns();
-    for (long i = 0; active && i < iters; i++)
-        fn(arg);
-    double mine = active ? (double)(core_now_ns() - t0) / (double)iters : 0, slowest = 0;
-    PMPI_Iallreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req);
-    complete(&req, !active);
-    return slowest;
-}
-
-/* Calls of fn per batch of about o->batch_ns. Two probes, the faster
- * kept: one that met a descheduled rank would make every batch a single
- * call, and each then pays the start skew. */
-static long batch_iters(const measure_opts *o, measure_fn fn, void *arg, bool active)
-{
-    double probe = timed_batch(fn, arg, 2, active), again = timed_batch(fn, arg, 2, active);
-    probe = again < probe ? again : probe;
-    long iters = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
-    return iters < 1 ? 1 : iters > 20000 ? 20000 : iters;
-}
-
-/* Batches per timing: as asked, within [1, MAX_BATCHES]. */
-#define MAX_BATCHES 64
-static int batch_count(const measure_opts *o)
-{
-    return o->batches < 1 ? 1 : o->batches > MAX_BATCHES ? MAX_BATCHES : o->batches;
-}
-
-double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active)
-{
-    long iters = batch_iters(o, fn, arg, active);
-    double t[MAX_BATCHES];
-    int nb = batch_count(o);
-    for (int b = 0; b < nb; b++)
-        t[b] = timed_batch(fn, arg, iters, active);
-    return median_of(t, nb);
-}
-
 void measure_force(const char *algo_spec, const char *lane)
 {
     if (algo_spec && *algo_spec)
@@ -265,7 +195,7 @@ static bool force_candidate(core_coll coll, const plan_candidate *c, size_t byte
     return all_ok;
 }
 
-void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
                         coll_buffers *b, bool *ran, double *ns, double *model_ns)
 {
     coll_arg a = {coll, bytes, b};
@@ -273,10 +203,10 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
     for (int i = 0; i < k; i++) {
         ran[i] = force_candidate(coll, &cand[i], bytes, b, model_ns ? &model_ns[i] : NULL);
         if (ran[i])
-            iters[i] = batch_iters(o, coll_once, &a, true);
+            iters[i] = shim_time_iters(o, coll_once, &a, true);
     }
-    int nb = batch_count(o);
-    double (*t)[MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
+    int nb = shim_time_batches(o);
+    double (*t)[SHIM_MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
     if (!t)
         measure_fail("out of memory");
     for (int r = 0; r < nb; r++)
@@ -286,11 +216,11 @@ void measure_candidates(const measure_opts *o, core_coll coll, const plan_candid
                 continue;
             force_candidate(coll, &cand[i], bytes, b, NULL);
             t[i][r] = bytes >= MEASURE_FRESH_MIN ? timed_fresh_batch(&a, iters[i])
-                                                 : timed_batch(coll_once, &a, iters[i], true);
+                                                 : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
-            ns[i] = median_of(t[i], nb);
+            ns[i] = shim_median(t[i], nb);
     free(t);
     measure_force(NULL, NULL);
 }

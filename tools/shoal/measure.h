@@ -11,18 +11,14 @@
 #include "plan.h"
 #include "shim.h"
 
-typedef struct measure_opts {
-    int batches;        /* timed batches per point; the median is kept */
-    double batch_ns;    /* aimed length of one batch */
-} measure_opts;
-
-/* Times fn: batches of iterations, all ranks starting together; one batch's
- * time per iteration is the slowest rank's. Returns the median over batches,
- * alike on every rank. fn runs twice first to size the batches. Ranks that
- * are not active sit out: they never call fn, and wait asleep rather than
- * polling, so that with more ranks than cores the cores go to the measured. */
-typedef void (*measure_fn)(void *arg);
-double measure_median_ns(const measure_opts *o, measure_fn fn, void *arg, bool active);
+/* Timing is the library's (shim_timing, shim_time_ns: src/mpi/shim.h), over
+ * MPI_COMM_WORLD: every rank starts a batch together, a batch's time is the
+ * slowest rank's, the median over batches is kept, and ranks sitting out
+ * sleep so that with more ranks than cores the cores go to the measured. */
+static inline shim_timing measure_timing(int batches, double batch_ns)
+{
+    return (shim_timing){.comm = MPI_COMM_WORLD, .batches = batches, .batch_ns = batch_ns};
+}
 
 /* SHOAL_ALGO / SHOAL_LANES for the next calls (NULL or "" clears). */
 void measure_force(const char *algo_spec, const char *lane);
@@ -54,7 +50,7 @@ void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b
  * as forced; else ns[i] its median batch time and model_ns[i] (when
  * model_ns is not NULL) the planner's price of it. Forcing is cleared
  * afterwards. */
-void measure_candidates(const measure_opts *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
                         coll_buffers *b, bool *ran, double *ns, double *model_ns);
 
 /* The collectives that shoal plans by size. */
@@ -68,9 +64,6 @@ plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes);
 #define MEASURE_MAX_CANDIDATES 32
 /* The distinct (algorithm, lane) pairs among q's candidates; returns how many. */
 int distinct_candidates(const plan_query *q, plan_candidate *out, int max);
-
-/* Median of v[0..n) (reorders v). */
-double median_of(double *v, int n);
 
 /* A fatal error seen by this rank alone: printed here, then the job aborts. */
 _Noreturn void measure_fail(const char *fmt, ...);

@@ -2,10 +2,12 @@
  * algorithm formulas and writes the tuning file.
  *
  *   1. one core's copy and reduction bandwidth;
- *   2. synchronisation: a flat barrier between two ranks, and among all;
+ *   2. synchronisation: a barrier between two ranks, and among all;
  *   3. every usable lane: one rank reads from another, sizes over the lane's
  *      range, with 1, 2, 4 ... up to all ranks moving data at once (pairs of
  *      ranks exchanging); fitted per lane (src/planner/plan_fit.h);
+ *      steps 1 to 3 are the library's (shim_probe_core, shim_probe_lanes),
+ *      which MPI_Init's probe runs briefly where no tuning file exists;
  *   4. every candidate (algorithm, lane) of every collective, forced, at a
  *      few sizes per size class: measured over modelled is its calibration
  *      factor (geometric mean over the class's sizes).
@@ -23,11 +25,6 @@
 #define MAX_SAMPLES 512
 #define MAX_CALIB 4096
 
-typedef struct lane_sample {
-    lane_id lane;
-    plan_sample s;
-} lane_sample;
-
 typedef struct calib_point {
     char key[64];
     size_t bytes;
@@ -35,179 +32,58 @@ typedef struct calib_point {
 } calib_point;
 
 typedef struct tuner {
-    measure_opts mo;
+    shim_timing mo;
     bool quick;
     int size, rank;
     shim_comm *world;    /* MPI_COMM_WORLD's team */
     shim_comm *pair;     /* my pair's team, NULL for an odd rank out */
     int pair_index;      /* rank / 2 */
     bool usable[LANE_COUNT];
-    lane_sample samples[MAX_SAMPLES];
+    shim_lane_sample samples[MAX_SAMPLES];
     int nsamples;
     calib_point calib[MAX_CALIB];
     int ncalib;
 } tuner;
 
-/* ---- one core ---- */
-
-typedef struct copy_arg {
-    char *a, *b;
-    size_t len;
-    core_reduce_fn kernel;
-} copy_arg;
-
-static void copy_once(void *p)
+/* The measurement of steps 1 to 3: every rank of the job, in pairs. */
+static shim_node_probe node_probe(tuner *tn)
 {
-    copy_arg *c = p;
-    memcpy(c->b, c->a, c->len);
-}
-
-static void reduce_once(void *p)
-{
-    copy_arg *c = p;
-    c->kernel(c->b, c->a, c->b, c->len / sizeof(float));
-}
-
-/* Bytes per ns of fn on buffers of len bytes: blocks of PLAN_REDUCE_BLOCK
- * stay in cache, as the algorithms use them; a copy of 4 caches' worth
- * streams through 8, as the single-copy collectives of a few MiB do (the
- * rate of far larger buffers, out of every cache level, is lower still). */
-static double core_rate(tuner *tn, measure_fn fn, size_t len)
-{
-    /* Rank 0 alone: one core's rate, even when ranks outnumber cores. */
-    copy_arg c = {malloc(len), malloc(len), len, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
-    if (!c.a || !c.b)
-        measure_fail("out of memory");
-    memset(c.a, 0, len);
-    memset(c.b, 0, len);
-    double ns = measure_median_ns(&tn->mo, fn, &c, tn->rank == 0);
-    free(c.a);
-    free(c.b);
-    return ns > 0 ? (double)len / ns : 10;
-}
-
-/* ---- synchronisation ---- */
-
-typedef struct team_arg {
-    coll_team *t;     /* NULL: this rank sits out */
-} team_arg;
-
-static void barrier_once(void *p)
-{
-    team_arg *a = p;
-    if (a->t)
-        coll_barrier(a->t);
-}
-
-/* ---- lanes ---- */
-
-typedef struct exchange_arg {
-    coll_team *t; /* NULL: this rank sits out */
-    lane_id lane;
-    int peer;
-    char *send, *recv; /* recv NULL: this rank only exposes */
-    size_t len;
-} exchange_arg;
-
-static void exchange_once(void *p)
-{
-    exchange_arg *a = p;
-    if (a->t)
-        coll_exchange(a->t, a->lane, a->peer, a->send, a->recv, a->len);
-}
-
-/* Time of one transfer of len bytes on lane with `movers` ranks reading at
- * once: movers 1 is one way within pair 0, else movers/2 pairs both ways. */
-static double lane_time(tuner *tn, lane_id lane, size_t len, int movers, char *send, char *recv)
-{
-    exchange_arg a = {0};
-    int pairs = movers == 1 ? 1 : movers / 2;
-    if (tn->pair && tn->pair_index < pairs) {
-        a = (exchange_arg){&tn->pair->team, lane, 1 - tn->pair->rank, send, recv, len};
-        if (movers == 1 && tn->pair->rank == 0)
-            a.recv = NULL;
-    }
-    return measure_median_ns(&tn->mo, exchange_once, &a, a.t != NULL);
-}
-
-static void add_sample(tuner *tn, lane_id lane, size_t bytes, int movers, double ns)
-{
-    if (tn->nsamples < MAX_SAMPLES)
-        tn->samples[tn->nsamples++] = (lane_sample){lane, {(double)bytes, movers, ns}};
-}
-
-static int lane_sizes(const tuner *tn, lane_id lane, size_t window, size_t *out)
-{
-    static const size_t cells_sizes[] = {64, 256, 1024, 4096, 16384, 65536};
-    static const size_t cma_sizes[] = {4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
-    static const size_t host_sizes[] = {256, 4096, 65536, 262144, 1 << 20, 4 << 20};
-    const size_t *src = lane == LANE_CELLS ? cells_sizes : lane == LANE_CMA ? cma_sizes : host_sizes;
-    int k = 0;
-    for (int i = 0; i < 6; i++)
-        if (!tn->quick || i % 2 == 1)
-            out[k++] = src[i];
-    if (lane == LANE_CELLS) /* its largest single-round transfer */
-        out[k++] = window / CORE_CACHELINE * CORE_CACHELINE;
-    return k;
+    shim_node_probe p = {
+        .timing = tn->mo,
+        .depth = tn->quick ? SHIM_PROBE_QUICK : SHIM_PROBE_FULL,
+        .rank = tn->rank,
+        .pair = tn->pair,
+        .pair_index = tn->pair_index,
+        .cores = tn->world->team.node_cores,
+        .max_movers = tn->size,
+        .samples = tn->samples,
+        .max_samples = MAX_SAMPLES,
+    };
+    for (int l = 0; l < LANE_COUNT; l++)
+        p.lanes[l] = tn->usable[l];
+    return p;
 }
 
 static void measure_lanes(tuner *tn, plan_model *m)
 {
-    int movers[16], nm = 0;
-    for (int k = 1; k <= tn->size && nm < 16; k *= 2)
-        movers[nm++] = k;
-    if (tn->size % 2 == 0 && movers[nm - 1] != tn->size && nm < 16)
-        movers[nm++] = tn->size;
-    if (tn->size % 2)
-        nm -= movers[nm - 1] == tn->size; /* an odd rank out cannot pair */
-
-    size_t window = tn->pair ? tn->pair->team.lane.stage_size : 0;
-    PMPI_Allreduce(MPI_IN_PLACE, &window, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
-    size_t biggest = 4 << 20;
-    char *send = malloc(biggest), *recv = malloc(biggest);
-    if (!send || !recv)
-        measure_fail("out of memory");
-    memset(send, 1, biggest);
-    memset(recv, 0, biggest);
-
-    for (int l = 0; l < LANE_COUNT; l++) {
+    shim_node_probe p = node_probe(tn);
+    bool fitted[LANE_COUNT];
+    shim_probe_lanes(&p, m, fitted);
+    tn->nsamples = p.nsamples;
+    for (int l = 0; l < LANE_COUNT && tn->rank == 0; l++) {
         if (!tn->usable[l])
             continue;
-        double latency = lane_time(tn, (lane_id)l, 8, 1, send, recv);
-        size_t sizes[8];
-        int ns = lane_sizes(tn, (lane_id)l, window, sizes);
-        int first = tn->nsamples;
-        for (int k = 0; k < nm; k++)
-            for (int i = 0; i < ns; i++)
-                add_sample(tn, (lane_id)l, sizes[i], movers[k],
-                           lane_time(tn, (lane_id)l, sizes[i], movers[k], send, recv));
-        plan_sample fit[MAX_SAMPLES];
-        int nfit = 0;
-        for (int i = first; i < tn->nsamples; i++) {
-            /* The model's lane figures are for movers on cores of their own. */
-            plan_sample s = tn->samples[i].s;
-            s.ns /= plan_cpu_share(s.movers, tn->world->team.node_cores);
-            fit[nfit++] = s;
+        if (!fitted[l]) {
+            printf("  %-5s could not be fitted; keeping its defaults\n", plan_lane_name((lane_id)l));
+            continue;
         }
-        lane_cost c;
-        double err = plan_fit_lane(fit, nfit, latency, &c);
-        if (tn->rank == 0) {
-            if (err < 0) {
-                printf("  %-5s could not be fitted; keeping its defaults\n", plan_lane_name((lane_id)l));
-                continue;
-            }
-            printf("  %-5s latency %.0f ns, overhead %.0f ns, set-up %.4f ns/B, bandwidth %.2f + %.2f/ppn GB/s"
-                   " (fit: %.1f%% rms)%s\n",
-                   plan_lane_name((lane_id)l), c.latency_ns, c.overhead_ns, c.per_byte_ns, c.bw_dedicated,
-                   c.bw_shared, 100 * err, err > 0.25 ? "  <- poor fit: timings were noisy" : "");
-        }
-        if (err >= 0) {
-            m->lane[l] = c;
-            m->fit_error[l] = err;
-        }
+        const lane_cost *c = &m->lane[l];
+        double err = m->fit_error[l];
+        printf("  %-5s latency %.0f ns, overhead %.0f ns, set-up %.4f ns/B, bandwidth %.2f + %.2f/ppn GB/s"
+               " (fit: %.1f%% rms)%s\n",
+               plan_lane_name((lane_id)l), c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated,
+               c->bw_shared, 100 * err, err > 0.25 ? "  <- poor fit: timings were noisy" : "");
     }
-    free(send);
-    free(recv);
 }
 
 /* ---- calibration ---- */
@@ -339,7 +215,7 @@ static void write_samples(const tuner *tn, const plan_model *m, const char *path
             m->copy_bw, m->copy_mem_bw, m->reduce_bw, m->sync_ns, m->sync_per_peer_ns);
     fprintf(f, "  \"lanes\": [");
     for (int i = 0; i < tn->nsamples; i++) {
-        const lane_sample *s = &tn->samples[i];
+        const shim_lane_sample *s = &tn->samples[i];
         fprintf(f, "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
                    "\"modelled_ns\": %.1f}",
                 i ? "," : "", plan_lane_name(s->lane), s->s.bytes, s->s.movers, s->s.ns,
@@ -368,8 +244,7 @@ static void usage_error(const char *msg, const char *arg)
 static double barrier_ns(tuner *tn, coll_team *t, const char *algo)
 {
     measure_force(algo, NULL);
-    team_arg a = {t};
-    double ns = measure_median_ns(&tn->mo, barrier_once, &a, t != NULL);
+    double ns = shim_time_ns(&tn->mo, shim_time_barrier, t, t != NULL);
     measure_force(NULL, NULL);
     return ns;
 }
@@ -419,7 +294,7 @@ int tune_main(int argc, char **argv)
     /* Batches as long as shoal evaluate's: under oversubscription the
      * median of short batches and of long ones differ, and the factors
      * must describe what is evaluated. */
-    tn->mo = (measure_opts){.batches = 5, .batch_ns = 1e6};
+    tn->mo = measure_timing(5, 1e6);
     const char *out = NULL, *samples = NULL;
     bool merge = false;
     for (int i = 1; i < argc; i++) {
@@ -431,7 +306,7 @@ int tune_main(int argc, char **argv)
             merge = true;
         } else if (!strcmp(argv[i], "--quick")) {
             tn->quick = true;
-            tn->mo = (measure_opts){.batches = 3, .batch_ns = 5e5};
+            tn->mo = measure_timing(3, 5e5);
         } else {
             usage_error("unknown option", argv[i]);
             MPI_Finalize();
@@ -491,10 +366,9 @@ int tune_main(int argc, char **argv)
             printf("  merging into %s: its figures kept, factors for %d ranks measured\n", path, tn->size);
     } else {
         plan_model_defaults(&m);
-        m.copy_bw = core_rate(tn, copy_once, PLAN_REDUCE_BLOCK);
-        m.copy_mem_bw = core_rate(tn, copy_once, 4 * plan_core_cache_bytes());
-        m.reduce_bw = core_rate(tn, reduce_once, PLAN_REDUCE_BLOCK);
-        m.sync_ns = barrier_ns(tn, tn->pair && tn->pair_index == 0 ? &tn->pair->team : NULL, "barrier:flat");
+        m.origin = PLAN_ORIGIN_MEASURED;
+        shim_node_probe p = node_probe(tn);
+        shim_probe_core(&p, &m);
         measure_world_sync(tn, &m);
         if (tn->rank == 0)
             printf("  core  copy %.2f GB/s (%.2f beyond its %zu KiB cache), float sum %.2f GB/s;"

@@ -1,0 +1,467 @@
+/* Measuring the node: the timer and the figure measurements that shoal tune
+ * and MPI_Init's probe share, and that probe.
+ *
+ * Built-in figures describe one machine; on another the planner would
+ * choose lanes by someone else's hardware (on one 2-core VM single copy was
+ * half memcpy's speed, on another a tenth). So without a tuning file,
+ * MPI_Init measures the few figures that decide between lanes: one core's
+ * copy and reduction rates, a rank's wait for another, and the cells and
+ * cma lanes between two ranks, fitted as shoal tune fits them. Node rank 0's
+ * fit goes to every rank of the node, so all plan alike. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "shim.h"
+
+/* ---- timing ---- */
+
+/* Completes a request; polling while this rank is measured, sleeping 20 us
+ * between tests while it sits out. */
+static void complete(MPI_Request *req, bool polite)
+{
+    int done = 0;
+    struct timespec nap = {0, 20000};
+    for (;;) {
+        PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        if (polite)
+            nanosleep(&nap, NULL);
+    }
+}
+
+double shim_time_batch(const shim_timing *o, shim_timed_fn fn, void *arg, long iters, bool active)
+{
+    MPI_Request req;
+    bool polite = !active && !o->idle_polls;
+    PMPI_Ibarrier(o->comm, &req);
+    complete(&req, polite);
+    uint64_t t0 = core_now_ns();
+    for (long i = 0; active && i < iters; i++)
+        fn(arg);
+    double mine = active ? (double)(core_now_ns() - t0) / (double)iters : 0, slowest = 0;
+    PMPI_Iallreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, o->comm, &req);
+    complete(&req, polite);
+    return slowest;
+}
+
+/* Two probes, the faster kept: one that met a descheduled rank would make
+ * every batch a single call, and each then pays the start skew. */
+long shim_time_iters(const shim_timing *o, shim_timed_fn fn, void *arg, bool active)
+{
+    double probe = shim_time_batch(o, fn, arg, 2, active), again = shim_time_batch(o, fn, arg, 2, active);
+    probe = again < probe ? again : probe;
+    long iters = probe > 0 ? (long)(o->batch_ns / probe) : 1000;
+    return iters < 1 ? 1 : iters > 20000 ? 20000 : iters;
+}
+
+int shim_time_batches(const shim_timing *o)
+{
+    return o->batches < 1 ? 1 : o->batches > SHIM_MAX_BATCHES ? SHIM_MAX_BATCHES : o->batches;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double shim_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double shim_time_ns(const shim_timing *o, shim_timed_fn fn, void *arg, bool active)
+{
+    long iters = shim_time_iters(o, fn, arg, active);
+    double t[SHIM_MAX_BATCHES];
+    int nb = shim_time_batches(o);
+    double best = 0;
+    for (int b = 0; b < nb; b++) {
+        t[b] = shim_time_batch(o, fn, arg, iters, active);
+        best = b == 0 || t[b] < best ? t[b] : best;
+    }
+    return o->fastest ? best : shim_median(t, nb);
+}
+
+/* ---- one core ---- */
+
+typedef struct copy_arg {
+    char *a, *b;
+    size_t len;
+    core_reduce_fn kernel;
+} copy_arg;
+
+static void copy_once(void *p)
+{
+    copy_arg *c = p;
+    memcpy(c->b, c->a, c->len);
+}
+
+static void reduce_once(void *p)
+{
+    copy_arg *c = p;
+    c->kernel(c->b, c->a, c->b, c->len / sizeof(float));
+}
+
+/* A zeroed buffer for timing one core's copies, NULL if none. Huge pages
+ * where the kernel gives them: a fresh 4 KiB page costs a fault of about
+ * 2 us on a VM, 2048 of them for the 8 MiB that the rate beyond the cache
+ * copies through, and a copy within one process hardly depends on the page
+ * size. (The lanes' buffers keep ordinary pages: single copy pins every
+ * page it moves, so its rate does.) */
+static void *core_buffer(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, len, MADV_HUGEPAGE);
+#endif
+    memset(p, 0, len);
+    return p;
+}
+
+static void core_buffer_free(void *p, size_t len)
+{
+    if (p)
+        munmap(p, len);
+}
+
+/* Bytes per ns of fn on buffers of len bytes, timed on rank 0 alone (one
+ * core's rate, even when ranks outnumber cores); `otherwise` when rank 0
+ * could not allocate them. */
+static double core_rate(shim_node_probe *p, shim_timed_fn fn, size_t len, double otherwise)
+{
+    copy_arg c = {0};
+    bool active = false;
+    if (p->rank == 0) {
+        c = (copy_arg){core_buffer(len), core_buffer(len), len, core_reduce_kernel(CORE_FLOAT, CORE_OP_SUM)};
+        active = c.a && c.b;
+    }
+    double ns = shim_time_ns(&p->timing, fn, &c, active);
+    core_buffer_free(c.a, len);
+    core_buffer_free(c.b, len);
+    return ns > 0 ? (double)len / ns : otherwise;
+}
+
+void shim_time_barrier(void *team)
+{
+    if (team)
+        coll_barrier(team);
+}
+
+/* Blocks of PLAN_REDUCE_BLOCK stay in cache, as the algorithms use them; a
+ * copy of 4 caches' worth streams through 8, as the single-copy collectives
+ * of a few MiB do. sync_ns: two ranks, where flat and dissemination barriers
+ * are the same single step. */
+void shim_probe_core(shim_node_probe *p, plan_model *m)
+{
+    m->copy_bw = core_rate(p, copy_once, PLAN_REDUCE_BLOCK, m->copy_bw);
+    m->copy_mem_bw = core_rate(p, copy_once, 4 * plan_core_cache_bytes(), m->copy_mem_bw);
+    m->reduce_bw = core_rate(p, reduce_once, PLAN_REDUCE_BLOCK, m->reduce_bw);
+    coll_team *pair0 = p->pair && p->pair_index == 0 ? &p->pair->team : NULL;
+    double sync = shim_time_ns(&p->timing, shim_time_barrier, pair0, pair0 != NULL);
+    if (sync > 0)
+        m->sync_ns = sync;
+}
+
+/* ---- lanes ---- */
+
+typedef struct exchange_arg {
+    coll_team *t; /* NULL: this rank sits out */
+    lane_id lane;
+    int peer;
+    char *send, *recv; /* recv NULL: this rank only exposes */
+    size_t len;
+} exchange_arg;
+
+static void exchange_once(void *p)
+{
+    exchange_arg *a = p;
+    if (a->t)
+        coll_exchange(a->t, a->lane, a->peer, a->send, a->recv, a->len);
+}
+
+/* Time of one transfer of len bytes on lane with `movers` ranks reading at
+ * once: movers 1 is one way within pair 0, else movers/2 pairs both ways. */
+static double lane_time(shim_node_probe *p, lane_id lane, size_t len, int movers, char *send, char *recv)
+{
+    exchange_arg a = {0};
+    int pairs = movers == 1 ? 1 : movers / 2;
+    if (p->pair && p->pair_index < pairs) {
+        a = (exchange_arg){&p->pair->team, lane, 1 - p->pair->rank, send, recv, len};
+        if (movers == 1 && p->pair->rank == 0)
+            a.recv = NULL;
+    }
+    return shim_time_ns(&p->timing, exchange_once, &a, a.t != NULL);
+}
+
+/* The sizes a lane is timed at: over its range, the cells lane up to its
+ * largest single-round transfer. The probe at MPI_Init stops single copy
+ * at 1 MiB and leaves the host lane to its deliberately modest figures. */
+static int lane_sizes(shim_probe_depth depth, lane_id lane, size_t window, size_t *out)
+{
+    static const size_t cells_sizes[] = {64, 256, 1024, 4096, 16384, 65536};
+    static const size_t cma_sizes[] = {4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
+    static const size_t cma_startup[] = {4096, 65536, 1 << 20};
+    static const size_t host_sizes[] = {256, 4096, 65536, 262144, 1 << 20, 4 << 20};
+    if (depth == SHIM_PROBE_STARTUP && lane == LANE_CMA) {
+        memcpy(out, cma_startup, sizeof cma_startup);
+        return 3;
+    }
+    const size_t *src = lane == LANE_CELLS ? cells_sizes : lane == LANE_CMA ? cma_sizes : host_sizes;
+    int k = 0;
+    for (int i = 0; i < 6; i++)
+        if (depth == SHIM_PROBE_FULL || i % 2 == 1)
+            out[k++] = src[i];
+    if (lane == LANE_CELLS)
+        out[k++] = window / CORE_CACHELINE * CORE_CACHELINE;
+    return k;
+}
+
+static void add_sample(shim_node_probe *p, lane_id lane, size_t bytes, int movers, double ns)
+{
+    if (p->samples && p->nsamples < p->max_samples)
+        p->samples[p->nsamples++] = (shim_lane_sample){lane, {(double)bytes, movers, ns}};
+}
+
+#define MAX_LANE_SAMPLES 128
+
+void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT])
+{
+    int size = 0;
+    PMPI_Comm_size(p->timing.comm, &size);
+    int most = p->max_movers < size ? p->max_movers : size;
+    int movers[16], nm = 0;
+    /* With movers 1 and 2 alone, the split of bandwidth into a dedicated and
+     * a shared part rests on two noisy points and swings from run to run:
+     * a short probe times both ranks moving at once (what the planner prices
+     * at 2 ranks) and leaves the split to shoal tune. */
+    for (int k = p->depth == SHIM_PROBE_STARTUP ? 2 : 1; k <= most && nm < 16; k *= 2)
+        movers[nm++] = k;
+    if (most % 2 == 0 && movers[nm - 1] != most && nm < 16)
+        movers[nm++] = most;
+    if (most % 2 && most == size)
+        nm -= movers[nm - 1] == most; /* an odd rank out cannot pair */
+
+    size_t window = p->pair ? p->pair->team.lane.stage_size : 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &window, 1, MPI_UNSIGNED_LONG, MPI_MAX, p->timing.comm);
+    /* Buffers for the largest size timed: the cells lane's window can be
+     * larger than any fixed size (SHOAL_SHM_SIZE). */
+    size_t biggest = 8;
+    for (int l = 0; l < LANE_COUNT; l++) {
+        size_t sizes[8];
+        int ns = p->lanes[l] ? lane_sizes(p->depth, (lane_id)l, window, sizes) : 0;
+        for (int i = 0; i < ns; i++)
+            biggest = sizes[i] > biggest ? sizes[i] : biggest;
+    }
+    char *send = malloc(biggest), *recv = malloc(biggest);
+    if (!send || !recv)
+        core_fatal("out of memory for the %zu-byte buffers that measure the lanes", biggest);
+    memset(send, 1, biggest);
+    memset(recv, 0, biggest);
+
+    for (int l = 0; l < LANE_COUNT; l++) {
+        fitted[l] = false;
+        if (!p->lanes[l])
+            continue;
+        size_t sizes[8];
+        int ns = lane_sizes(p->depth, (lane_id)l, window, sizes);
+        /* A team just made has cold staging areas, which the first timings
+         * would pay for (a 128 KiB exchange timed 40 % slower the first
+         * time through its round buffers than the second): every round
+         * buffer twice, a window or the lane's largest size, untimed. */
+        exchange_arg warm = {0};
+        size_t warm_len = sizes[ns - 1] < window ? sizes[ns - 1] : window;
+        if (p->pair)
+            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank, send, recv, warm_len};
+        for (int r = 0; r < 2 * LANE_ROUNDS; r++)
+            exchange_once(&warm);
+        double latency = lane_time(p, (lane_id)l, 8, 1, send, recv);
+        plan_sample fit[MAX_LANE_SAMPLES];
+        int nfit = 0;
+        for (int k = 0; k < nm; k++)
+            for (int i = 0; i < ns && nfit < MAX_LANE_SAMPLES; i++) {
+                double t = lane_time(p, (lane_id)l, sizes[i], movers[k], send, recv);
+                add_sample(p, (lane_id)l, sizes[i], movers[k], t);
+                /* The model's lane figures are for movers on cores of their own. */
+                fit[nfit++] = (plan_sample){(double)sizes[i], movers[k], t / plan_cpu_share(movers[k], p->cores)};
+            }
+        lane_cost c;
+        double err = plan_fit_lane(fit, nfit, latency, &c);
+        if (err >= 0) {
+            m->lane[l] = c;
+            m->fit_error[l] = err;
+            fitted[l] = true;
+        }
+    }
+    free(send);
+    free(recv);
+}
+
+/* ---- MPI_Init's probe ---- */
+
+/* What node rank 0 gives the node: the model's measured figures. */
+typedef struct probe_figures {
+    int ok;
+    lane_cost lane[LANE_COUNT];
+    double fit_error[LANE_COUNT];
+    double sync_ns, copy_bw, copy_mem_bw, reduce_bw;
+    double took_ms;
+} probe_figures;
+
+/* A CPU of mask other than `not` (-1: none), the current one if it may. */
+static int cpu_in(const cpu_set_t *mask, int not)
+{
+    int now = sched_getcpu();
+    if (now >= 0 && now != not && CPU_ISSET(now, mask))
+        return now;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (c != not && CPU_ISSET(c, mask))
+            return c;
+    return -1;
+}
+
+/* Where the node's ranks take turns on cores and nothing binds the two
+ * apart, the scheduler may leave both on one core for the whole probe (seen
+ * on a 2-core VM: every hand-off then costs a waiter's whole spin). So each
+ * keeps to one CPU of its own affinity mask, the two different, until
+ * unpin_pair; never a CPU its mask excludes. True, on both alike, when they
+ * did. Collective over the pair. */
+static bool pin_apart(MPI_Comm pair_comm, int rank, cpu_set_t *saved)
+{
+    int mine = -1;
+    if (sched_getaffinity(0, sizeof *saved, saved) == 0 && CPU_COUNT(saved) > 0)
+        mine = cpu_in(saved, -1);
+    int first = mine;
+    PMPI_Bcast(&first, 1, MPI_INT, 0, pair_comm);
+    if (rank == 1 && first >= 0 && mine >= 0)
+        mine = cpu_in(saved, first);
+    /* [0]: this rank has a CPU of its own to keep to; [1]: it is bound to
+     * one already. Both bound (and so apart, or [0] would fail): nothing to do. */
+    int state[2] = {mine >= 0, CPU_COUNT(saved) == 1}, both[2] = {0, 0};
+    PMPI_Allreduce(state, both, 2, MPI_INT, MPI_LAND, pair_comm);
+    if (!both[0] || both[1])
+        return false;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(mine, &one);
+    int failed = sched_setaffinity(0, sizeof one, &one) != 0, any = 0;
+    PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_LOR, pair_comm);
+    if (any && !failed)
+        sched_setaffinity(0, sizeof *saved, saved);
+    return !any;
+}
+
+/* Ranks 0 and 1 of the node measure on a team of their own. */
+static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
+{
+    probe_figures fig = {0};
+    uint64_t t0 = core_now_ns();
+    shim_comm *pair = shim_comm_team_now(pair_comm); /* NULL on both alike: no segment */
+    if (!pair)
+        return fig;
+    static plan_model m; /* too large for a stack; only the thread in MPI_Init is here */
+    plan_model_defaults(&m);
+    /* The figures are those of ranks with a core each: ranks outnumbering
+     * cores are the model's own terms (the cpu share, oversub_step_ns). So
+     * where the node's ranks take turns on cores, the two keep to a core
+     * each and wait as ranks with cores of their own while the others
+     * sleep; their posts still fence, so no wake-up is missed. The team's
+     * own policy comes back after (both switch where no post is in flight:
+     * after the team's set-up and after the last timing, each ended by an
+     * MPI collective). */
+    bool taking_turns = pair->team.node_ranks > pair->team.node_cores;
+    cpu_set_t saved;
+    bool pinned = taking_turns && pin_apart(pair_comm, rank, &saved);
+    core_wait_policy node_policy = pair->team.wait;
+    if (taking_turns && pair->team.node_cores >= 2) {
+        pair->team.wait = core_wait_policy_for(2, pair->team.node_cores);
+        pair->team.wait.fence_posts = true;
+    }
+    shim_node_probe p = {
+        .timing = {.comm = pair_comm, .batches = 5, .batch_ns = 3e4, .fastest = true, .idle_polls = !taking_turns},
+        .depth = SHIM_PROBE_STARTUP,
+        .rank = rank,
+        .pair = pair,
+        .cores = pair->team.node_cores,
+        .max_movers = 2,
+    };
+    p.lanes[LANE_CELLS] = true;
+    p.lanes[LANE_CMA] = pair->team.lanes[LANE_CMA] != NULL;
+    shim_probe_core(&p, &m);
+    bool fitted[LANE_COUNT];
+    shim_probe_lanes(&p, &m, fitted);
+    pair->team.wait = node_policy;
+    if (pinned)
+        sched_setaffinity(0, sizeof saved, &saved);
+    fig.ok = 1;
+    for (int l = 0; l < LANE_COUNT; l++) {
+        fig.lane[l] = m.lane[l];
+        fig.fit_error[l] = fitted[l] ? m.fit_error[l] : 0;
+    }
+    fig.sync_ns = m.sync_ns;
+    fig.copy_bw = m.copy_bw;
+    fig.copy_mem_bw = m.copy_mem_bw;
+    fig.reduce_bw = m.reduce_bw;
+    fig.took_ms = (double)(core_now_ns() - t0) / 1e6;
+    return fig;
+}
+
+void shim_probe_startup(MPI_Comm node)
+{
+    int size = 1, rank = 0;
+    PMPI_Comm_size(node, &size);
+    PMPI_Comm_rank(node, &rank);
+    const plan_model *now = plan_model_get();
+    /* Every rank of the node must agree, or some would wait for a probe
+     * the others skip (MPI_Init has already checked the settings agree). */
+    int want = size >= 2 && core_config_get()->probe && now->origin == PLAN_ORIGIN_DEFAULTS, all = 0;
+    PMPI_Allreduce(&want, &all, 1, MPI_INT, MPI_LAND, node);
+    if (!all) {
+        if (size >= 2 && !core_config_get()->probe && now->origin == PLAN_ORIGIN_DEFAULTS)
+            core_log_once("SHOAL_PROBE=0: the planner uses built-in figures");
+        return;
+    }
+    MPI_Comm pair_comm;
+    PMPI_Comm_split(node, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
+    probe_figures fig = {0};
+    if (pair_comm != MPI_COMM_NULL) {
+        fig = measure_pair(pair_comm, rank);
+        shim_comm_forget(pair_comm); /* its team is parked for a later communicator of the two */
+        PMPI_Comm_free(&pair_comm);
+    }
+    MPI_Request req;
+    PMPI_Ibcast(&fig, (int)sizeof fig, MPI_BYTE, 0, node, &req);
+    complete(&req, rank >= 2);
+    if (!fig.ok) {
+        core_log_once("no shared memory to probe the node with: the planner uses built-in figures");
+        return;
+    }
+    static plan_model m; /* as in measure_pair */
+    plan_model_defaults(&m);
+    for (int l = 0; l < LANE_COUNT; l++) {
+        m.lane[l] = fig.lane[l];
+        m.fit_error[l] = fig.fit_error[l];
+    }
+    m.sync_ns = fig.sync_ns;
+    m.copy_bw = fig.copy_bw;
+    m.copy_mem_bw = fig.copy_mem_bw;
+    m.reduce_bw = fig.reduce_bw;
+    m.origin = PLAN_ORIGIN_MEASURED;
+    snprintf(m.source, sizeof m.source, "probed at start-up");
+    plan_model_use(&m);
+    core_log_once("no tuning file: probed the node in %.1f ms: copy %.1f GB/s (%.1f beyond the cache), "
+                  "cells %.1f GB/s after %.0f ns, cma %.1f GB/s after %.0f ns (shoal tune measures more)",
+                  fig.took_ms, m.copy_bw, m.copy_mem_bw, m.lane[LANE_CELLS].bw_dedicated,
+                  m.lane[LANE_CELLS].latency_ns + m.lane[LANE_CELLS].overhead_ns, m.lane[LANE_CMA].bw_dedicated,
+                  m.lane[LANE_CMA].latency_ns + m.lane[LANE_CMA].overhead_ns);
+    core_log_debug(2, "probe: sync %.0f ns, float sum %.1f GB/s; fit errors cells %.1f%%, cma %.1f%%", m.sync_ns,
+                   m.reduce_bw, 100 * m.fit_error[LANE_CELLS], 100 * m.fit_error[LANE_CMA]);
+}
