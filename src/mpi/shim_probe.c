@@ -76,17 +76,23 @@ double shim_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* A point's time from its nb batch times: their median, or the fastest. */
+static double batches_result(const shim_timing *o, double *t, int nb)
+{
+    double best = t[0];
+    for (int b = 1; b < nb; b++)
+        best = t[b] < best ? t[b] : best;
+    return o->fastest ? best : shim_median(t, nb);
+}
+
 double shim_time_ns(const shim_timing *o, shim_timed_fn fn, void *arg, bool active)
 {
     long iters = shim_time_iters(o, fn, arg, active);
     double t[SHIM_MAX_BATCHES];
     int nb = shim_time_batches(o);
-    double best = 0;
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; b < nb; b++)
         t[b] = shim_time_batch(o, fn, arg, iters, active);
-        best = b == 0 || t[b] < best ? t[b] : best;
-    }
-    return o->fastest ? best : shim_median(t, nb);
+    return batches_result(o, t, nb);
 }
 
 /* ---- one core ---- */
@@ -188,9 +194,11 @@ static void exchange_once(void *p)
         coll_exchange(a->t, a->lane, a->peer, a->send, a->recv, a->len);
 }
 
-/* Time of one transfer of len bytes on lane with `movers` ranks reading at
- * once: movers 1 is one way within pair 0, else movers/2 pairs both ways. */
-static double lane_time(shim_node_probe *p, lane_id lane, size_t len, int movers, char *send, char *recv)
+/* This rank's part in one transfer of len bytes on lane with `movers` ranks
+ * reading at once: movers 1 is one way within pair 0, else movers/2 pairs
+ * both ways. t NULL: this rank sits out. */
+static exchange_arg exchange_for(const shim_node_probe *p, lane_id lane, size_t len, int movers, char *send,
+                                 char *recv)
 {
     exchange_arg a = {0};
     int pairs = movers == 1 ? 1 : movers / 2;
@@ -199,8 +207,19 @@ static double lane_time(shim_node_probe *p, lane_id lane, size_t len, int movers
         if (movers == 1 && p->pair->rank == 0)
             a.recv = NULL;
     }
-    return shim_time_ns(&p->timing, exchange_once, &a, a.t != NULL);
+    return a;
 }
+
+/* One timed transfer of a lane: a size at a number of movers, or the
+ * lane's latency (8 bytes, one mover), fitted apart. */
+typedef struct lane_point {
+    lane_id lane;
+    bool latency;
+    plan_sample s;
+    exchange_arg arg;
+    long iters;
+    double t[SHIM_MAX_BATCHES];
+} lane_point;
 
 /* The sizes a lane is timed at: over its range, the cells lane up to its
  * largest single-round transfer. The probe at MPI_Init stops single copy
@@ -267,8 +286,16 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
     memset(send, 1, biggest);
     memset(recv, 0, biggest);
 
+    /* Every lane's points, timed in turns batch by batch, as the tuner's
+     * calibration times candidates: a slow spell of the machine then falls
+     * on all lanes alike instead of making one look slow (timed one lane
+     * after the other, a probe now and then found the cells as slow as
+     * single copy and chose it everywhere). */
+    lane_point *pts = calloc(LANE_COUNT * (1 + 8 * 16), sizeof *pts);
+    if (!pts)
+        core_fatal("out of memory for the lane measurements");
+    int npts = 0;
     for (int l = 0; l < LANE_COUNT; l++) {
-        fitted[l] = false;
         if (!p->lanes[l])
             continue;
         size_t sizes[8];
@@ -278,29 +305,53 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
          * time through its round buffers than the second): every round
          * buffer twice, a window or the lane's largest size, untimed. */
         exchange_arg warm = {0};
-        size_t warm_len = sizes[ns - 1] < window ? sizes[ns - 1] : window;
         if (p->pair)
-            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank, send, recv, warm_len};
+            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank, send, recv,
+                                  sizes[ns - 1] < window ? sizes[ns - 1] : window};
         for (int r = 0; r < 2 * LANE_ROUNDS; r++)
             exchange_once(&warm);
-        double latency = lane_time(p, (lane_id)l, 8, 1, send, recv);
+        pts[npts++] = (lane_point){.lane = (lane_id)l, .latency = true, .s = {8, 1, 0},
+                                   .arg = exchange_for(p, (lane_id)l, 8, 1, send, recv)};
+        for (int k = 0; k < nm; k++)
+            for (int i = 0; i < ns; i++)
+                pts[npts++] = (lane_point){.lane = (lane_id)l, .s = {(double)sizes[i], movers[k], 0},
+                                           .arg = exchange_for(p, (lane_id)l, sizes[i], movers[k], send, recv)};
+    }
+    for (int i = 0; i < npts; i++)
+        pts[i].iters = shim_time_iters(&p->timing, exchange_once, &pts[i].arg, pts[i].arg.t != NULL);
+    int nb = shim_time_batches(&p->timing);
+    for (int b = 0; b < nb; b++)
+        for (int i = 0; i < npts; i++)
+            pts[i].t[b] = shim_time_batch(&p->timing, exchange_once, &pts[i].arg, pts[i].iters, pts[i].arg.t != NULL);
+
+    for (int l = 0; l < LANE_COUNT; l++) {
+        fitted[l] = false;
+        double latency = 0;
         plan_sample fit[MAX_LANE_SAMPLES];
         int nfit = 0;
-        for (int k = 0; k < nm; k++)
-            for (int i = 0; i < ns && nfit < MAX_LANE_SAMPLES; i++) {
-                double t = lane_time(p, (lane_id)l, sizes[i], movers[k], send, recv);
-                add_sample(p, (lane_id)l, sizes[i], movers[k], t);
-                /* The model's lane figures are for movers on cores of their own. */
-                fit[nfit++] = (plan_sample){(double)sizes[i], movers[k], t / plan_cpu_share(movers[k], p->cores)};
+        for (int i = 0; i < npts; i++) {
+            if (pts[i].lane != (lane_id)l)
+                continue;
+            double t = batches_result(&p->timing, pts[i].t, nb);
+            if (pts[i].latency) {
+                latency = t;
+                continue;
             }
+            add_sample(p, (lane_id)l, (size_t)pts[i].s.bytes, pts[i].s.movers, t);
+            /* The model's lane figures are for movers on cores of their own. */
+            if (nfit < MAX_LANE_SAMPLES)
+                fit[nfit++] = (plan_sample){pts[i].s.bytes, pts[i].s.movers,
+                                            t / plan_cpu_share(pts[i].s.movers, p->cores)};
+        }
         lane_cost c;
-        double err = plan_fit_lane(fit, nfit, latency, &c);
+        double err = nfit ? plan_fit_lane(fit, nfit, latency, &c) : -1;
         if (err >= 0) {
             m->lane[l] = c;
             m->fit_error[l] = err;
             fitted[l] = true;
         }
     }
+    free(pts);
     free(send);
     free(recv);
 }

@@ -92,7 +92,7 @@ if python3 -c "import matplotlib" 2>/dev/null; then
   expect 0 "wrote .*report.md" -- python3 "$report" --samples "$tmp/samples.json" --evaluate "$tmp/eval.json" \
     --out "$tmp/report"
   # 11 points; one whose chosen candidate could not be timed forced is left out of the share.
-  grep -Eq "^\| 2 \| powers of 4 \(calibrated\) \| tuning.json \| (9|10|11) \| [0-9]+ \| [0-9.]+ % \| [0-9.]+ \|" \
+  grep -Eq "^\| 2 \| powers of 4 \(calibrated\) \| tuning.json \| (9|10|11) \| [0-9]+ \| [0-9.]+ % \| [0-9.]+ % \| [0-9.]+ \|" \
     "$tmp/report/report.md" ||
     { fail "report: choice-quality row"; grep -A4 "^| np" "$tmp/report/report.md"; }
   [ -s "$tmp/report/lanes.png" ] || fail "report: no lanes.png"
