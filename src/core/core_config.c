@@ -155,6 +155,7 @@ void core_config_reload(void)
     if (algo)
         strncpy(c.algo, algo, sizeof c.algo - 1);
     c.probe = parse_bool("SHOAL_PROBE", getenv("SHOAL_PROBE"), true);
+    c.fingerprint = core_config_fingerprint(&c);
     config = c;
     atomic_fetch_add(&generation, 1);
 }

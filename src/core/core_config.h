@@ -54,6 +54,7 @@ typedef struct core_config {
     char lanes[64];              /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[256];              /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
     bool probe;                  /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
+    uint64_t fingerprint;        /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
 
 /* A hash of the settings every rank must share, since each decides alone

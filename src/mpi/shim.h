@@ -85,6 +85,12 @@ void shim_comm_forget(MPI_Comm comm);
 /* Grow-only scratch buffer i of the communicator. */
 void *shim_comm_scratch(shim_comm *sc, int i, size_t size);
 
+/* Ranks must plan alike: the fingerprint of this rank's settings and model
+ * (cached where each is read), and whether each of n values is the same on
+ * every rank of comm (one MPI_Allreduce; collective). */
+uint64_t shim_plans_fingerprint(void);
+void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm);
+
 /* ---- measuring the node (shim_probe.c) ---- */
 
 /* The cost model's figures are measured, never guessed: `shoal tune` measures

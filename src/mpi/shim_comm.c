@@ -98,6 +98,25 @@ static parked_team *claim_parked(const shim_comm *sc)
     return p;
 }
 
+uint64_t shim_plans_fingerprint(void)
+{
+    return core_config_get()->fingerprint ^ plan_model_get()->fingerprint;
+}
+
+#define MAX_ALIKE 8
+void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm)
+{
+    /* MAX of a value and of its complement: both are this rank's only when every rank's is. */
+    if (n < 1 || n > MAX_ALIKE)
+        core_fatal("internal: shim_all_alike takes 1 to %d values, not %d", MAX_ALIKE, n);
+    uint64_t offer[2 * MAX_ALIKE] = {0}, most[2 * MAX_ALIKE];
+    for (int i = 0; i < n; i++)
+        offer[2 * i] = values[i], offer[2 * i + 1] = ~values[i];
+    PMPI_Allreduce(offer, most, 2 * n, MPI_UINT64_T, MPI_MAX, comm);
+    for (int i = 0; i < n; i++)
+        alike[i] = most[2 * i] == values[i] && most[2 * i + 1] == ~values[i];
+}
+
 /* What the ranks of a communicator agree on before shoal takes it over. */
 typedef struct team_agreement {
     bool same_plans;   /* every rank prices calls alike */
@@ -114,12 +133,11 @@ static team_agreement agree(shim_comm *sc)
 {
     parked_team *p = claim_parked(sc);
     uint64_t id = p ? p->id : 0;
-    uint64_t plans = core_config_fingerprint(core_config_get()) ^ plan_model_fingerprint(plan_model_get());
-    /* MAX of a value and of its complement: both are this rank's only when every rank's is. */
-    uint64_t offer[4] = {id, ~id, plans, ~plans}, most[4];
-    PMPI_Allreduce(offer, most, 4, MPI_UINT64_T, MPI_MAX, sc->comm);
-    team_agreement a = {.same_plans = most[2] == plans && most[3] == ~plans};
-    if (p && a.same_plans && most[0] == id && most[1] == ~id) {
+    uint64_t values[2] = {id, shim_plans_fingerprint()};
+    bool alike[2];
+    shim_all_alike(values, alike, 2, sc->comm);
+    team_agreement a = {.same_plans = alike[1]};
+    if (p && a.same_plans && alike[0]) {
         a.adopt = p;
     } else {
         if (p)

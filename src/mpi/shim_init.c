@@ -37,11 +37,10 @@ static void learn_node(void)
  * forever. Collective over MPI_COMM_WORLD, made even with SHOAL_DISABLE. */
 static bool ranks_agree(void)
 {
-    uint64_t mine = core_config_fingerprint(core_config_get()) ^ plan_model_fingerprint(plan_model_get());
-    /* MAX of the hash and of its complement: both are this rank's only when every rank's is. */
-    uint64_t offer[2] = {mine, ~mine}, most[2];
-    PMPI_Allreduce(offer, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    return most[0] == mine && most[1] == ~mine;
+    uint64_t mine = shim_plans_fingerprint();
+    bool alike;
+    shim_all_alike(&mine, &alike, 1, MPI_COMM_WORLD);
+    return alike;
 }
 
 void shim_start(void)

@@ -352,6 +352,7 @@ void plan_model_reload(void)
         core_log_once("planner figures from %s", path);
     }
     current = m;
+    current.fingerprint = plan_model_fingerprint(&current);
     atomic_fetch_add(&model_generation, 1);
     pthread_mutex_unlock(&model_lock);
 }
@@ -363,6 +364,7 @@ void plan_model_use(const plan_model *m)
     pthread_once(&model_once, model_init);
     pthread_mutex_lock(&model_lock);
     current = *m;
+    current.fingerprint = plan_model_fingerprint(&current);
     atomic_fetch_add(&model_generation, 1);
     pthread_mutex_unlock(&model_lock);
 }

@@ -47,6 +47,8 @@ typedef enum {
 
 typedef struct plan_model {
     plan_model_origin origin;
+    uint64_t fingerprint;     /* plan_model_fingerprint, set when the model comes into use
+                                 (plan_model_get's): teams compare it at every set-up */
     lane_cost lane[LANE_COUNT];
     double sync_ns;           /* one rank sees another's post */
     double sync_per_peer_ns;  /* more per extra rank waited for */
