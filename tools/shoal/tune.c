@@ -36,42 +36,21 @@ typedef struct tuner {
     bool quick;
     int size, rank;
     shim_comm *world;    /* MPI_COMM_WORLD's team */
-    shim_comm *pair;     /* my pair's team, NULL for an odd rank out */
-    int pair_index;      /* rank / 2 */
-    bool usable[LANE_COUNT];
+    /* Steps 1 to 3, every rank of the job in pairs: this rank's pair's
+     * team (NULL for an odd rank out), the lanes usable on every pair, and
+     * every lane timing (into samples) for --samples. */
+    shim_node_probe probe;
     shim_lane_sample samples[MAX_SAMPLES];
-    int nsamples;
     calib_point calib[MAX_CALIB];
     int ncalib;
 } tuner;
 
-/* The measurement of steps 1 to 3: every rank of the job, in pairs. */
-static shim_node_probe node_probe(tuner *tn)
-{
-    shim_node_probe p = {
-        .timing = tn->mo,
-        .depth = tn->quick ? SHIM_PROBE_QUICK : SHIM_PROBE_FULL,
-        .rank = tn->rank,
-        .pair = tn->pair,
-        .pair_index = tn->pair_index,
-        .cores = tn->world->team.node_cores,
-        .max_movers = tn->size,
-        .samples = tn->samples,
-        .max_samples = MAX_SAMPLES,
-    };
-    for (int l = 0; l < LANE_COUNT; l++)
-        p.lanes[l] = tn->usable[l];
-    return p;
-}
-
 static void measure_lanes(tuner *tn, plan_model *m)
 {
-    shim_node_probe p = node_probe(tn);
     bool fitted[LANE_COUNT];
-    shim_probe_lanes(&p, m, fitted);
-    tn->nsamples = p.nsamples;
+    shim_probe_lanes(&tn->probe, m, fitted);
     for (int l = 0; l < LANE_COUNT && tn->rank == 0; l++) {
-        if (!tn->usable[l])
+        if (!tn->probe.lanes[l])
             continue;
         if (!fitted[l]) {
             printf("  %-5s could not be fitted; keeping its defaults\n", plan_lane_name((lane_id)l));
@@ -214,7 +193,7 @@ static void write_samples(const tuner *tn, const plan_model *m, const char *path
             "\"sync_per_peer_ns\": %.2f,\n",
             m->copy_bw, m->copy_mem_bw, m->reduce_bw, m->sync_ns, m->sync_per_peer_ns);
     fprintf(f, "  \"lanes\": [");
-    for (int i = 0; i < tn->nsamples; i++) {
+    for (int i = 0; i < tn->probe.nsamples; i++) {
         const shim_lane_sample *s = &tn->samples[i];
         fprintf(f, "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
                    "\"modelled_ns\": %.1f}",
@@ -325,19 +304,29 @@ int tune_main(int argc, char **argv)
     /* Ranks sharing cores time with more spread: more batches for the median. */
     if (!tn->quick && plan_cpu_share(tn->world->team.node_ranks, tn->world->team.node_cores) > 1)
         tn->mo.batches = 9;
-    tn->pair_index = tn->rank / 2;
+    shim_node_probe *p = &tn->probe;
+    *p = (shim_node_probe){
+        .timing = tn->mo,
+        .depth = tn->quick ? SHIM_PROBE_QUICK : SHIM_PROBE_FULL,
+        .rank = tn->rank,
+        .pair_index = tn->rank / 2,
+        .cores = tn->world->team.node_cores,
+        .max_movers = tn->size,
+        .samples = tn->samples,
+        .max_samples = MAX_SAMPLES,
+    };
     bool odd_out = tn->size % 2 && tn->rank == tn->size - 1;
     MPI_Comm pair_comm;
-    PMPI_Comm_split(MPI_COMM_WORLD, odd_out ? MPI_UNDEFINED : tn->pair_index, tn->rank, &pair_comm);
+    PMPI_Comm_split(MPI_COMM_WORLD, odd_out ? MPI_UNDEFINED : p->pair_index, tn->rank, &pair_comm);
     if (!odd_out) {
-        tn->pair = shim_comm_team_now(pair_comm);
-        if (!tn->pair)
+        p->pair = shim_comm_team_now(pair_comm);
+        if (!p->pair)
             measure_fail("tune: shoal does not handle a two-rank communicator here");
     }
     for (int l = 0; l < LANE_COUNT; l++) {
-        int mine = tn->world->team.lanes[l] && (!tn->pair || tn->pair->team.lanes[l]), all = 0;
+        int mine = tn->world->team.lanes[l] && (!p->pair || p->pair->team.lanes[l]), all = 0;
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-        tn->usable[l] = all;
+        p->lanes[l] = all;
     }
 
     char machine[256];
@@ -367,8 +356,7 @@ int tune_main(int argc, char **argv)
     } else {
         plan_model_defaults(&m);
         m.origin = PLAN_ORIGIN_MEASURED;
-        shim_node_probe p = node_probe(tn);
-        shim_probe_core(&p, &m);
+        shim_probe_core(&tn->probe, &m);
         measure_world_sync(tn, &m);
         if (tn->rank == 0)
             printf("  core  copy %.2f GB/s (%.2f beyond its %zu KiB cache), float sum %.2f GB/s;"
