@@ -13,8 +13,88 @@ static int fail(const char *msg, const char *arg)
     return 2;
 }
 
+
+/* ---- the whole grid: every collective, size, team and lane set ----
+ *
+ * One line per query: the choice plan_choose makes and every candidate
+ * plan_candidates prices, with its modelled time. Printed on a model whose
+ * cache size is fixed (not this machine's), so the output depends only on
+ * the planner and the figures: tests compare it with a recorded copy to
+ * show that a change of the code changed no choice and no modelled time. */
+
+static const size_t grid_sizes[] = {0,     1,     8,      100,    1024,    4096,    16384,
+                                    65536, 100000, 262144, 1048576, 4194304, 16777216};
+static const int grid_ranks[] = {1, 2, 3, 4, 8, 16};
+static const char *const grid_lane_sets[] = {"cells,cma,host", "cells", "cells,cma", "cells,host"};
+#define GRID_CACHE_BYTES (1024.0 * 1024)
+
+static void grid_line(const plan_query *q, const char *lanes)
+{
+    printf("%s %zu n%d ppn%d cores%d %s w%zu |", core_coll_name(q->coll), q->bytes, q->n, q->ppn, q->cores, lanes,
+           q->window);
+    plan_choice ch = plan_choose(q);
+    printf(" %s/%s", plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe));
+    if (ch.stripe != LANE_COUNT)
+        printf(" stripe %.6g", ch.stripe_share);
+    if (ch.root_share > 0)
+        printf(" root %.6g", ch.root_share);
+    if (ch.algo == PLAN_BCAST_TREE)
+        printf(" k%d c%zu", ch.fanout, ch.chunk);
+    if (ch.eager_limit)
+        printf(" eager %zu large %s", ch.eager_limit, plan_lane_name(ch.large_lane));
+    printf(" %.6g |", ch.model_ns);
+    plan_candidate c[64];
+    int k = plan_candidates(q, c, 64);
+    for (int i = 0; i < k; i++) {
+        printf(" %s/%s", plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe));
+        if (c[i].algo == PLAN_BCAST_TREE)
+            printf("/k%d/c%zu", c[i].fanout, c[i].chunk);
+        printf("=%.6g*%.6g%s", c[i].formula_ns, c[i].factor, c[i].excluded ? "x" : "");
+    }
+    printf("\n");
+}
+
+static int explain_grid(const char *tuning)
+{
+    plan_model m;
+    plan_model_defaults(&m);
+    if (tuning) {
+        char why[256];
+        if (plan_model_load(&m, tuning, false, why, sizeof why) != 0)
+            return fail(why, tuning);
+    }
+    m.cache_bytes = GRID_CACHE_BYTES;
+    plan_model_use(&m);
+    printf("# shoal explain --grid%s%s: collective bytes ranks ppn cores lanes window | choice | candidates\n",
+           tuning ? " --tuning " : "", tuning ? "(file)" : "");
+    for (int c = 0; c < CORE_COLL_COUNT; c++)
+        for (size_t s = 0; s < sizeof grid_sizes / sizeof *grid_sizes; s++)
+            for (size_t r = 0; r < sizeof grid_ranks / sizeof *grid_ranks; r++)
+                for (size_t l = 0; l < sizeof grid_lane_sets / sizeof *grid_lane_sets; l++) {
+                    int n = grid_ranks[r];
+                    /* every rank with a core; oversubscribed on 2; twice the team on the node */
+                    const int ppn_cores[3][2] = {{n, 64}, {n, 2}, {2 * n, 16}};
+                    for (int pc = 0; pc < 3; pc++) {
+                        plan_query q = {.coll = (core_coll)c, .bytes = grid_sizes[s], .n = n,
+                                        .ppn = ppn_cores[pc][0], .cores = ppn_cores[pc][1],
+                                        .window = 128 * 1024};
+                        for (int lane = 0; lane < LANE_COUNT; lane++)
+                            q.usable[lane] = strstr(grid_lane_sets[l], plan_lane_name((lane_id)lane)) != NULL;
+                        grid_line(&q, grid_lane_sets[l]);
+                    }
+                }
+    return 0;
+}
+
 int explain_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "--grid")) {
+        if (argc == 2)
+            return explain_grid(NULL);
+        if (argc == 4 && !strcmp(argv[2], "--tuning"))
+            return explain_grid(argv[3]);
+        return fail("usage: shoal explain --grid [--tuning FILE]", NULL);
+    }
     if (argc < 3)
         return fail("usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES]", NULL);
     int coll = core_coll_from_name(argv[1]);
