@@ -20,6 +20,10 @@
 const plan_choice *coll_last_choice(void);
 void coll_forget_choice(void);
 
+/* Whether this layer can run algorithm a of collective c: every algorithm
+ * the planner offers for c must (tests/unit/test_planner.c checks). */
+bool coll_runs(core_coll c, plan_algo a);
+
 void coll_barrier(coll_team *t);
 
 /* One transfer on a given lane, for measuring lanes (shoal tune): this rank

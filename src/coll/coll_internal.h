@@ -5,6 +5,9 @@
 #include "coll.h"
 #include "plan.h"
 
+static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
 /* The planner's choice with its lanes resolved on this team. */
 typedef struct coll_choice {
     plan_choice plan;
@@ -58,6 +61,23 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
 /* The same when max_len is known to no rank: the sizes travel first, with
  * the data where it is small (see plan_choice.eager_limit). */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m);
+
+/* The tail of a block the root moves itself (plan_choice.root_share), in
+ * whole cache lines: gather by push and scatter by pull. */
+static inline size_t coll_root_part(size_t bytes, double share)
+{
+    return share > 0 ? (size_t)((double)bytes * share) / CORE_CACHELINE * CORE_CACHELINE : 0;
+}
+
+/* Whether each collective's file has a run function for algorithm a
+ * (coll_runs asks them). The movement engine runs pull for every data
+ * movement collective, and push where a collective describes it (gather). */
+bool coll_barrier_runs(plan_algo a);
+bool coll_bcast_runs(plan_algo a);
+bool coll_reduce_runs(plan_algo a);
+bool coll_allreduce_runs(plan_algo a);
+bool coll_reduce_scatter_runs(plan_algo a);
+bool coll_move_runs(plan_algo a, bool push_described);
 
 /* Buffers for the out and xfer lists, n + 1 entries each. */
 coll_out *coll_outs(coll_team *t);

@@ -1,0 +1,84 @@
+/* The planner hook every collective calls: asks the planner for a call's
+ * algorithm and lanes (through a small per-team cache of recent choices),
+ * resolves the lanes on the team, prepares those that need it, and logs the
+ * decision once under SHOAL_VERBOSE. Also coll_runs: which algorithms the
+ * collectives' files can run. */
+#include "coll_internal.h"
+
+static CORE_THREAD_LOCAL plan_choice last_choice;
+static CORE_THREAD_LOCAL bool have_last_choice;
+
+const plan_choice *coll_last_choice(void) { return have_last_choice ? &last_choice : NULL; }
+void coll_forget_choice(void) { have_last_choice = false; }
+
+/* The cached choice: a pointer into the team's cache, valid until the next
+ * call (returning the struct would copy it once more on every call). */
+static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
+{
+    /* Configuration and model generations start at 1 once read. */
+    unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
+    size_t slot = ((size_t)coll * 2654435761u ^ bytes * 40503u ^ (bytes >> 12)) % COLL_PLAN_CACHE;
+    coll_plan_entry *e = &t->plan_cache[slot];
+    if (e->generation == gen && e->coll == coll && e->bytes == bytes)
+        return &e->choice;
+    plan_query q = {
+        .coll = coll,
+        .bytes = bytes,
+        .n = t->n,
+        .ppn = t->node_ranks,
+        .cores = t->node_cores,
+        .window = t->lane.stage_size,
+    };
+    for (int l = 0; l < LANE_COUNT; l++)
+        q.usable[l] = t->lanes[l] != NULL;
+    plan_choice ch = plan_choose(&q);
+    /* The model may have been read just now: take its generation after. */
+    *e = (coll_plan_entry){core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, ch};
+    return &e->choice;
+}
+
+coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
+{
+    coll_choice ch = {.plan = *choose(t, coll, bytes)};
+    ch.lane = t->lanes[ch.plan.lane];
+    ch.large_lane = t->lanes[ch.plan.large_lane];
+    ch.stripe = ch.plan.stripe < LANE_COUNT ? t->lanes[ch.plan.stripe] : NULL;
+    /* Every lane the choice uses that needs preparing, once each. */
+    const lane_ops *used[3] = {ch.lane, ch.large_lane, ch.stripe};
+    for (int i = 0; i < 3; i++) {
+        bool again = false;
+        for (int j = 0; j < i; j++)
+            again = again || used[j] == used[i];
+        if (used[i] && used[i]->prepare && !again)
+            used[i]->prepare(&t->lane);
+    }
+    last_choice = ch.plan;
+    have_last_choice = true;
+    if (core_log_verbosity() >= 1) {
+        /* Once per collective, size class (a power of two) and choice. */
+        unsigned klass = 0;
+        while (klass < 63 && (1ull << (klass + 1)) <= bytes)
+            klass++;
+        core_log_once("%s of %s%zu bytes on %d local ranks: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
+                      bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, plan_algo_name(ch.plan.algo),
+                      plan_lanes_label(ch.plan.lane, ch.plan.stripe),
+                      ch.plan.root_share > 0 ? ", the root moving a share of each block" : "", ch.plan.model_ns / 1e3);
+    }
+    return ch;
+}
+
+bool coll_runs(core_coll c, plan_algo a)
+{
+    if ((unsigned)a >= PLAN_ALGO_COUNT)
+        return false;
+    switch (c) {
+    case CORE_COLL_BARRIER: return coll_barrier_runs(a);
+    case CORE_COLL_BCAST: return coll_bcast_runs(a);
+    case CORE_COLL_REDUCE: return coll_reduce_runs(a);
+    case CORE_COLL_ALLREDUCE: return coll_allreduce_runs(a);
+    case CORE_COLL_REDUCE_SCATTER_BLOCK:
+    case CORE_COLL_REDUCE_SCATTER: return coll_reduce_scatter_runs(a);
+    case CORE_COLL_GATHER: return coll_move_runs(a, true);
+    default: return (unsigned)c < CORE_COLL_COUNT && coll_move_runs(a, false);
+    }
+}
