@@ -104,10 +104,45 @@ typedef struct lane_ctx {
     void *host;           /* the host lane's own state, owned by the MPI layer */
 } lane_ctx;
 
+/* What a lane can do, as the planner prices it (lane_describe). A new lane
+ * describes itself with these; no cost formula names a lane. */
+typedef enum {
+    LANE_CAP_STAGED = 1u << 0,      /* copies through the node segment's staging areas, a window per round;
+                                       reductions read what peers staged in place */
+    LANE_CAP_SINGLE_COPY = 1u << 1, /* readers touch the owner's own buffers (one copy in all) */
+    LANE_CAP_KERNEL_COPY = 1u << 2, /* each transfer is a system call on another process's memory: transfers
+                                       into or out of one process at once queue on its page tables */
+    LANE_CAP_PUT = 1u << 3,         /* writes into what a peer exposed */
+    LANE_CAP_VIEW = 1u << 4,        /* a reader takes a view of a peer's exposure (no request first) */
+    LANE_CAP_TWO_SIDED = 1u << 5,   /* request before the round, served after it: no view, no put */
+    LANE_CAP_NOTES = 1u << 6,       /* slot 0 readable through its note, without the owner's flag */
+    LANE_CAP_SEGMENT = 1u << 7,     /* needs the node's shared segment */
+    LANE_CAP_CROSSES_NODES = 1u << 8,      /* reaches ranks of other nodes too */
+    LANE_CAP_SAME_ADDRESS_SPACE = 1u << 9, /* ranks share one address space (threads) */
+    LANE_CAP_EVERY_TEAM = 1u << 10, /* usable on every team: where no data moves, and the fallback */
+} lane_cap;
+
+/* A lane as the planner and the cost model know it, whether its code is in
+ * this layer (cells, cma) or plugged in from above (host, the MPI layer). */
+typedef struct lane_desc {
+    lane_id id;
+    const char *name;        /* as SHOAL_LANES, tuning files and shoal explain write it */
+    unsigned caps;           /* lane_cap bits */
+    lane_cost default_cost;  /* until a tuning file or the start-up probe says otherwise */
+} lane_desc;
+
+/* The description of lane l (l < LANE_COUNT). */
+const lane_desc *lane_describe(lane_id l);
+/* Whether lane l has every capability in caps. */
+static inline bool lane_can(lane_id l, unsigned caps) { return (lane_describe(l)->caps & caps) == caps; }
+/* The lane every team has (LANE_CAP_EVERY_TEAM). */
+lane_id lane_every_team(void);
+/* The lane named `name` (length len), or LANE_COUNT. */
+lane_id lane_from_name(const char *name, size_t len);
+
 typedef struct lane_ops {
     const char *name;
     lane_id id;
-    lane_cost default_cost; /* until a tuning file says otherwise */
     /* Readers touch the owner's own buffers (the owner must outwait them). */
     bool single_copy;
     /* request/serve/complete instead of fetch; no view, no put. */
@@ -138,11 +173,6 @@ typedef struct lane_ops {
 extern const lane_ops lane_cells;
 extern const lane_ops lane_cma;
 
-/* The host lane's figures until a tuning file says otherwise (its code is in
- * the MPI layer). Deliberately behind the shared-memory lanes: inside a node
- * the host MPI is the fallback, and only a measurement may prefer it. */
-#define LANE_HOST_DEFAULT_COST \
-    {.latency_ns = 1500, .overhead_ns = 1000, .per_byte_ns = 0.05, .bw_dedicated = 1.5, .bw_shared = 1.5}
 
 /* Records a request in this rank's table for the round; returns its index
  * (unique for the round), for two-sided lanes to tag their messages. */

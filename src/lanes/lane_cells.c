@@ -68,8 +68,6 @@ static void cells_fetch(lane_ctx *ctx, int peer, int slot, size_t off, void *dst
 const lane_ops lane_cells = {
     .name = "cells",
     .id = LANE_CELLS,
-    /* A 2-core x86 VM: a handoff of ~0.25 us, two memcpys at ~10 GB/s. */
-    .default_cost = {.latency_ns = 250, .overhead_ns = 30, .per_byte_ns = 0, .bw_dedicated = 3.0, .bw_shared = 4.0},
     .single_copy = false,
     .two_sided = false,
     .window = cells_window,

@@ -82,9 +82,6 @@ static void cma_put(lane_ctx *ctx, int peer, int slot, size_t off, const void *s
 const lane_ops lane_cma = {
     .name = "cma",
     .id = LANE_CMA,
-    /* A system call and page pinning per call, about 2 us all told where
-     * measured (shoal tune: 1.1-2.0 us); ~5 GB/s per process. */
-    .default_cost = {.latency_ns = 1200, .overhead_ns = 700, .per_byte_ns = 0.02, .bw_dedicated = 4.0, .bw_shared = 6.0},
     .single_copy = true,
     .two_sided = false,
     .window = cma_window,

@@ -103,7 +103,6 @@ static const void *host_view(lane_ctx *ctx, int peer, int slot, size_t off, size
 const lane_ops shim_host_lane = {
     .name = "host",
     .id = LANE_HOST,
-    .default_cost = LANE_HOST_DEFAULT_COST,
     .single_copy = false, /* complete() has waited for every send */
     .two_sided = true,
     .window = host_window,

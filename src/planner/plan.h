@@ -38,6 +38,29 @@ typedef enum {
     PLAN_ALGO_COUNT
 } plan_algo;
 
+/* An algorithm as the planner knows it: a row of the table in
+ * plan_algorithms.c. Its run function is the collectives layer's, under the
+ * same id (src/coll). */
+struct pricing;
+struct plan_candidate;
+typedef double (*plan_cost_fn)(const struct pricing *p, lane_id lane, const struct plan_candidate *c);
+typedef struct plan_algorithm {
+    plan_algo id;
+    const char *name;        /* as SHOAL_ALGO, tuning files and shoal explain write it */
+    const char *description;
+    unsigned colls;          /* bit per core_coll it serves */
+    unsigned needs;          /* lane_cap bits a lane must have to carry it */
+    bool pipelined;          /* priced at several fanouts and chunk sizes */
+    plan_cost_fn cost;       /* its formula: the critical path of the slowest rank */
+} plan_algorithm;
+
+/* The table, in plan_algo order (each collective's candidates in that order). */
+const plan_algorithm *plan_algorithms(int *count);
+/* Row a, or NULL. */
+const plan_algorithm *plan_algorithm_of(plan_algo a);
+/* The algorithm of collective c named name (length len), or -1. */
+int plan_algo_from_name(core_coll c, const char *name, size_t len);
+
 const char *plan_algo_name(plan_algo a);
 const char *plan_lane_name(lane_id l);
 /* "cma", or "cma+host" for a striped choice: what SHOAL_LANES takes. */

@@ -10,14 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const lane_names[LANE_COUNT] = {"cells", "cma", "host"};
 
 void plan_model_defaults(plan_model *m)
 {
     memset(m, 0, sizeof *m);
-    m->lane[LANE_CELLS] = lane_cells.default_cost;
-    m->lane[LANE_CMA] = lane_cma.default_cost;
-    m->lane[LANE_HOST] = (lane_cost)LANE_HOST_DEFAULT_COST;
+    for (int l = 0; l < LANE_COUNT; l++)
+        m->lane[l] = lane_describe((lane_id)l)->default_cost;
     m->sync_ns = 150;
     m->sync_per_peer_ns = 40;
     m->oversub_step_ns = 1000; /* about a scheduler hand-over on Linux */
@@ -225,7 +223,7 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         rc = 0;
         const core_json *lanes = core_json_get(root, "lanes");
         for (int l = 0; l < LANE_COUNT && rc == 0; l++) {
-            const core_json *c = core_json_get(lanes, lane_names[l]);
+            const core_json *c = core_json_get(lanes, lane_describe((lane_id)l)->name);
             if (!c)
                 continue;
             lane_cost v = {
@@ -237,7 +235,7 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
             };
             if (v.latency_ns < 0 || v.overhead_ns < 0 || v.per_byte_ns < 0 || v.bw_dedicated < 0 || v.bw_shared < 0 ||
                 !positive(v.bw_dedicated + v.bw_shared)) {
-                snprintf(why, whylen, "lane %s has impossible figures", lane_names[l]);
+                snprintf(why, whylen, "lane %s has impossible figures", lane_describe((lane_id)l)->name);
                 rc = -1;
             }
             m->lane[l] = v;
@@ -310,7 +308,7 @@ int plan_model_save(const plan_model *m, const char *path)
         fprintf(f,
                 "    \"%s\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
                 "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f}%s\n",
-                lane_names[l], c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated, c->bw_shared,
+                lane_describe((lane_id)l)->name, c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated, c->bw_shared,
                 m->fit_error[l], l + 1 < LANE_COUNT ? "," : "");
     }
     fprintf(f, "  },\n  \"factors\": {");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll.h"
 #include "plan.h"
 #include "plan_fit.h"
 #include "unit.h"
@@ -106,7 +107,7 @@ static void test_tuning_file(void)
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": ");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "corrupt file accepted");
     CHECK(strstr(why, "line") != NULL, "corrupt: no line in '%s'", why);
-    CHECK(back.lane[LANE_CMA].bw_dedicated == lane_cma.default_cost.bw_dedicated, "corrupt left figures");
+    CHECK(back.lane[LANE_CMA].bw_dedicated == lane_describe(LANE_CMA)->default_cost.bw_dedicated, "corrupt left figures");
 
     /* Missing. */
     CHECK(plan_model_load(&back, "/nonexistent/shoal/tuning.json", false, why, sizeof why) != 0,
@@ -117,7 +118,7 @@ static void test_tuning_file(void)
                      " \"lanes\": {\"cells\": {\"bw_dedicated\": 5.5, \"colour\": \"blue\"}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "unknown fields: %s", why);
     CHECK(back.sync_ns == 99 && back.lane[LANE_CELLS].bw_dedicated == 5.5, "unknown fields changed values");
-    CHECK(back.lane[LANE_CELLS].latency_ns == lane_cells.default_cost.latency_ns, "missing field not default");
+    CHECK(back.lane[LANE_CELLS].latency_ns == lane_describe(LANE_CELLS)->default_cost.latency_ns, "missing field not default");
 
     /* Another machine, another version, impossible figures. */
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"machine\": \"a faraway computer, 1024 cores\"}");
@@ -530,8 +531,54 @@ static void test_blockwise_reads(void)
     tuning_file_done(path);
 }
 
+/* The algorithm table and the lane descriptions: every algorithm the planner
+ * offers for a collective has a run function in the collectives layer, its
+ * name is unique within the collective and found again by name; every
+ * collective has an algorithm on the lane every team has; the lanes' ops
+ * tables say what their descriptions say. */
+static void test_tables(void)
+{
+    int count;
+    const plan_algorithm *table = plan_algorithms(&count);
+    CHECK(count == PLAN_ALGO_COUNT, "table of %d rows for %d algorithms", count, PLAN_ALGO_COUNT);
+    for (int a = 0; a < count; a++) {
+        CHECK(table[a].id == (plan_algo)a, "row %d holds algorithm %d", a, (int)table[a].id);
+        CHECK(table[a].name && table[a].description && table[a].cost && table[a].colls, "row %d incomplete", a);
+        for (int c = 0; c < CORE_COLL_COUNT; c++) {
+            if (!(table[a].colls & (1u << c)))
+                continue;
+            CHECK(coll_runs((core_coll)c, (plan_algo)a), "%s:%s has no run function", core_coll_name((core_coll)c),
+                  table[a].name);
+            CHECK(plan_algo_from_name((core_coll)c, table[a].name, strlen(table[a].name)) == a,
+                  "%s:%s not found by its name (another of that name first?)", core_coll_name((core_coll)c),
+                  table[a].name);
+        }
+    }
+    for (int c = 0; c < CORE_COLL_COUNT; c++) {
+        bool any = false;
+        for (int a = 0; a < count; a++)
+            any = any || ((table[a].colls & (1u << c)) && lane_can(lane_every_team(), table[a].needs));
+        CHECK(any, "%s has no algorithm on the lane every team has", core_coll_name((core_coll)c));
+        CHECK(!coll_runs((core_coll)c, PLAN_ALGO_COUNT), "coll_runs accepts an id out of range");
+    }
+    const lane_ops *ops[] = {&lane_cells, &lane_cma};
+    for (int i = 0; i < 2; i++) {
+        const lane_desc *d = lane_describe(ops[i]->id);
+        CHECK(!strcmp(d->name, ops[i]->name), "lane %s described as %s", ops[i]->name, d->name);
+        CHECK(ops[i]->single_copy == lane_can(d->id, LANE_CAP_SINGLE_COPY) &&
+                  ops[i]->two_sided == lane_can(d->id, LANE_CAP_TWO_SIDED) &&
+                  (ops[i]->put != NULL) == lane_can(d->id, LANE_CAP_PUT) &&
+                  (ops[i]->note_arrived != NULL) == lane_can(d->id, LANE_CAP_NOTES),
+              "lane %s: ops table and description disagree", d->name);
+        CHECK(lane_from_name(d->name, strlen(d->name)) == d->id, "lane %s not found by name", d->name);
+    }
+    CHECK(!strcmp(plan_lanes_label(LANE_CMA, LANE_HOST), "cma+host"), "striped label %s",
+          plan_lanes_label(LANE_CMA, LANE_HOST));
+}
+
 int main(void)
 {
+    test_tables();
     test_model_and_fit();
     test_tuning_file();
     test_choices();

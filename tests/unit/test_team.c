@@ -199,21 +199,46 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
 
 int main(void)
 {
-    /* cores: those the planner is told the ranks run on (2, as here, or
-     * "each": one per rank, where gather by push and scatter by pull on cma
-     * have the root move a share of every block). */
-    const char *settings[][3] = {
-        {"cells", "", "2"},
-        {"cma", "", "2"},
-        {"cells", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:sliced,gather:pull", "2"},
-        {"cma", "barrier:dissemination,bcast:tree,reduce:tree,allreduce:flat,gather:push", "2"},
-        {"cells", "reduce:sliced,allreduce:flat,bcast:flat,reduce_scatter:gathered", "2"},
-        {"cma", "reduce:sliced,allreduce:sliced,bcast:flat,gather:pull,reduce_scatter:gathered", "2"},
-        {"cma", "gather:push", "each"},
-    };
+    /* Every algorithm of the planner's table on every lane a forked team
+     * has that can carry it: setting k forces, for each collective, its
+     * k-th such algorithm (wrapping round). cores: those the planner is told
+     * the ranks run on (2, as here, or "each": one per rank, where gather by
+     * push and scatter by pull on cma have the root move a share of every
+     * block). */
+    static char algo_specs[2 * PLAN_ALGO_COUNT][512];
+    const char *settings[2 * PLAN_ALGO_COUNT + 1][3];
+    int nsettings = 0, nalgos;
+    const plan_algorithm *table = plan_algorithms(&nalgos);
+    const lane_id team_lanes[] = {LANE_CELLS, LANE_CMA};
+    for (int tl = 0; tl < 2; tl++)
+        for (int k = 0;; k++) {
+            char *spec = algo_specs[nsettings];
+            bool more = false;
+            spec[0] = 0;
+            for (int c = 0; c < CORE_COLL_COUNT; c++) {
+                const plan_algorithm *own[PLAN_ALGO_COUNT];
+                int count = 0;
+                for (int a = 0; a < nalgos; a++)
+                    if ((table[a].colls & (1u << c)) && lane_can(team_lanes[tl], table[a].needs))
+                        own[count++] = &table[a];
+                if (count < 2) /* nothing to force (and SHOAL_ALGO holds 255 characters) */
+                    continue;
+                more = more || k < count;
+                snprintf(spec + strlen(spec), sizeof algo_specs[0] - strlen(spec), "%s%s:%s", spec[0] ? "," : "",
+                         core_coll_name((core_coll)c), own[k % count]->name);
+            }
+            if (!more)
+                break;
+            settings[nsettings][0] = lane_describe(team_lanes[tl])->name;
+            settings[nsettings][1] = spec;
+            settings[nsettings][2] = "2";
+            nsettings++;
+        }
+    settings[nsettings][0] = "cma", settings[nsettings][1] = "gather:push", settings[nsettings][2] = "each";
+    nsettings++;
     const int team_sizes[] = {1, 2, 3, 5};
     for (size_t ts = 0; ts < sizeof team_sizes / sizeof team_sizes[0]; ts++)
-        for (size_t st = 0; st < sizeof settings / sizeof settings[0]; st++) {
+        for (int st = 0; st < nsettings; st++) {
             n = team_sizes[ts];
             /* A few KiB of staging per round buffer: large messages take many rounds. */
             size_t size = coll_segment_size(n, (size_t)n * 2 * 16384 + 65536);

@@ -1,0 +1,185 @@
+/* plan_cost: the building blocks of the algorithms' cost formulas (internal
+ * to the planner): copies, lane transfers (crowded, block-wise, striped),
+ * staging, synchronisation steps, reductions, and what sharing cores adds.
+ * They ask a lane what it can do (lane_can), never which lane it is, so a
+ * new lane is priced by its capabilities and figures. Inline: the search
+ * prices every candidate of a call through them.
+ *
+ * May call: core, lanes, plan_model. */
+#ifndef SHOAL_PLAN_COST_H
+#define SHOAL_PLAN_COST_H
+
+#include <math.h>
+
+#include "plan.h"
+
+/* A call being priced: the query and the model's figures. */
+typedef struct pricing {
+    const plan_query *q;
+    const plan_model *m;
+} pricing;
+
+static inline double maxd(double a, double b) { return a > b ? a : b; }
+/* One core copies `bytes` while streaming through `footprint` bytes of buffers. */
+static inline double copy_ns(const pricing *p, double bytes, double footprint)
+{
+    return plan_copy_ns(p->m, bytes, footprint);
+}
+/* A copy from one user buffer to another. */
+static inline double buffer_copy_ns(const pricing *p, double bytes) { return copy_ns(p, bytes, 2 * bytes); }
+
+static inline int team_ppn(const plan_query *q) { return q->ppn > q->n ? q->ppn : q->n; }
+
+/* Beyond sync_ns, what a step waiting on one peer costs: the peer's wait
+ * for a core when the node is oversubscribed. */
+static inline double oversub_ns(const pricing *p) { return plan_oversub_ns(p->m, team_ppn(p->q), p->q->cores); }
+
+/* One rank sees one peer's post. */
+static inline double step_ns(const pricing *p) { return p->m->sync_ns + oversub_ns(p); }
+
+/* The cells lane hands over its window once per extra round. */
+static inline double window_handoffs_ns(const pricing *p, double bytes)
+{
+    return p->q->window ? (ceil(bytes / (double)p->q->window) - 1) * step_ns(p) : 0;
+}
+
+/* Single-copy transfers into or out of one process's memory at once queue
+ * on its page tables. On a 16-core VM, 3, 7 and 15 ranks reading one root's
+ * buffer with process_vm_readv, or writing into it, took 2, 4 and 7.5 times
+ * as long as one transfer alone (bcast of 1 MiB at np 16: 1.8 ms; gather
+ * push of 4 B: 12 us), and less once the buffer spanned several 2 MiB
+ * regions (a page-table page each): about (movers + 1) / 2 times as long
+ * per region touched. */
+#define CROWD_REGION_BYTES (2.0 * 1024 * 1024)
+static inline double crowding(lane_id l, int movers, double region)
+{
+    if (!lane_can(l, LANE_CAP_KERNEL_COPY) || movers <= 1)
+        return 1;
+    double regions = maxd(1, floor(region / CROWD_REGION_BYTES));
+    return maxd(1, (movers + 1) / (2 * regions));
+}
+
+/* Moving bytes on lane l while `movers` processes move data at once, on
+ * the cores they share, `crowd` of them into or out of `region` bytes of
+ * one process. */
+static inline double xfer_crowded(const pricing *p, lane_id l, double bytes, int movers, int crowd, double region)
+{
+    if (bytes <= 0)
+        return 0;
+    double slowdown = maxd(plan_cpu_share(movers, p->q->cores), crowding(l, crowd, region));
+    double t = plan_lane_time(&p->m->lane[l], bytes, movers) * slowdown;
+    return lane_can(l, LANE_CAP_STAGED) ? t + window_handoffs_ns(p, bytes) : t;
+}
+
+/* The same, each mover in memory of its own. */
+static inline double xfer(const pricing *p, lane_id l, double bytes, int movers)
+{
+    return xfer_crowded(p, l, bytes, movers, 1, 0);
+}
+
+/* Reductions read (and sliced ones write) a lane block by block
+ * (PLAN_REDUCE_BLOCK): a call per block. The block stays in cache, but the
+ * other end is a buffer that its owner has just written (an input) or reads
+ * right after (a result), so each block costs what the lane's transfers
+ * cost. (Pricing it at half, as if only the far end went to memory, held
+ * for calls back to back on the same buffers only: with inputs written
+ * before each call, sliced allreduce over cma measured 5-15 % slower than
+ * flat over cells at np 2 from 1 MB, which the half price had reversed.) */
+static inline double xfer_blocks(const pricing *p, lane_id l, double bytes, int movers)
+{
+    if (bytes <= 0)
+        return 0;
+    const lane_cost *c = &p->m->lane[l];
+    double share = plan_cpu_share(movers, p->q->cores), call = c->latency_ns + c->overhead_ns;
+    double calls = ceil(bytes / PLAN_REDUCE_BLOCK);
+    return (calls * call + plan_lane_time(c, bytes, movers) - call) * share;
+}
+
+/* Reductions read a staged lane (cells) in place (lane view): each owner's
+ * `staged` bytes cost it one copy into its cells, all owners at once. */
+static inline double staging_ns(const pricing *p, double staged, int movers)
+{
+    return copy_ns(p, staged, staged) * plan_cpu_share(movers, p->q->cores); /* the cells stay in cache */
+}
+static inline double staging_fixed_ns(const pricing *p, lane_id l, double staged)
+{
+    return p->m->lane[l].latency_ns + window_handoffs_ns(p, staged);
+}
+
+/* The inputs a reducer reads: staged on a staged lane, else `peers`
+ * transfers of `per_peer` bytes. */
+static inline double inputs_ns(const pricing *p, lane_id l, double staged, double per_peer, double peers, int movers)
+{
+    if (!lane_can(l, LANE_CAP_STAGED))
+        return peers * xfer_blocks(p, l, per_peer, movers);
+    return staging_fixed_ns(p, l, staged) + staging_ns(p, staged, movers);
+}
+
+/* The cores this team may count on: its share of the node's when other
+ * ranks of the node are busy too. */
+static inline double team_cores(const pricing *p)
+{
+    double cores = p->q->cores > 0 ? p->q->cores : team_ppn(p->q);
+    return cores * p->q->n / team_ppn(p->q);
+}
+
+/* `pairs` groups at once, each of `stagers` ranks staging `staged` bytes
+ * on staged lane l for one rank that reduces them (`reduce` ns alone on a
+ * core). The reducer works on a round while the stagers fill the next (and,
+ * in a loop of calls, the next call's), so on enough cores only the longer
+ * part shows, plus a round of the shorter; on fewer cores, all the work
+ * shares them. */
+static inline double staged_reduce_ns(const pricing *p, lane_id l, double staged, int stagers, double pairs,
+                                      double reduce)
+{
+    double stage = copy_ns(p, staged, staged), shorter = stage < reduce ? stage : reduce;
+    double rounds = p->q->window ? ceil(staged / (double)p->q->window) : 1;
+    double busy = pairs * (stagers + 1), cores = team_cores(p);
+    double overlapped = maxd(maxd(stage, reduce), pairs * (stagers * stage + reduce) / (busy < cores ? busy : cores));
+    return staging_fixed_ns(p, l, staged) + overlapped + shorter / (rounds + 1);
+}
+
+/* A transfer striped: share of it on lane `stripe`, the rest on l, one
+ * after the other on the reader. */
+static inline double xfer_striped(const pricing *p, lane_id l, lane_id stripe, double share, double bytes, int movers)
+{
+    if (stripe == LANE_COUNT)
+        return xfer(p, l, bytes, movers);
+    return xfer(p, stripe, bytes * share, movers) + xfer(p, l, bytes * (1 - share), movers);
+}
+
+/* One step in which a rank waits for every other rank of n. */
+static inline double sync_all(const pricing *p, int n)
+{
+    return n <= 1 ? 0 : step_ns(p) + p->m->sync_per_peer_ns * (n - 2);
+}
+
+static inline double reduce_ns(const pricing *p, double bytes) { return bytes / p->m->reduce_bw; }
+/* How much longer work that every rank of the node does at once takes, on
+ * the cores they share. */
+static inline double node_share(const pricing *p) { return plan_cpu_share(team_ppn(p->q), p->q->cores); }
+/* Gathered reductions move whole inputs into a temporary, then reduce it:
+ * unlike the block-wise ones, they read those inputs back a second time. */
+static inline double reread_ns(const pricing *p, double bytes)
+{
+    return copy_ns(p, bytes, bytes * p->q->n) * node_share(p); /* the temporary holds n inputs */
+}
+/* A reduction every rank of the node does at once. */
+static inline double reduce_all_ns(const pricing *p, double bytes) { return reduce_ns(p, bytes) * node_share(p); }
+static inline double log_ceil(int n, int base)
+{
+    double d = 0;
+    for (long reach = 1; reach < n; reach *= base)
+        d++;
+    return d;
+}
+
+/* Shared by the table's formulas and the search (plan_algorithms.c). */
+/* The share of every other rank's block the root of a gather by push or a
+ * scatter by pull moves itself on a lane that can put; 0: none. */
+double plan_root_share(const pricing *p, plan_algo a, lane_id l);
+/* Data movement by pull on lane l, or striped (`share` of every transfer on
+ * two-sided lane `stripe`, the rest on l; LANE_COUNT: not striped). */
+double plan_pull_ns(const pricing *p, lane_id l, lane_id stripe, double share);
+
+#endif

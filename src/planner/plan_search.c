@@ -1,0 +1,341 @@
+/* plan_search: the choice of a call's algorithm and lanes. Enumerates the
+ * candidates of the algorithm table (plan_algorithms.c) on the usable lanes
+ * that have what each needs, stripes large pulls, prices each with its
+ * formula times the tuning file's calibration factor (interpolated between
+ * calibrated sizes and team sizes), applies SHOAL_ALGO and SHOAL_LANES, and
+ * takes the cheapest. Also the lane labels and factor keys tuning files use.
+ *
+ * May call: core, lanes, plan_model. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_cost.h"
+
+/* v-variants: below this many bytes a rank's data travels with the sizes. */
+#define EAGER_BYTES (16 * 1024)
+/* The size at which a v-variant's lane for large data is priced. */
+#define V_LARGE_BYTES (1 << 20)
+
+const char *plan_lane_name(lane_id l) { return (unsigned)l < LANE_COUNT ? lane_describe(l)->name : "?"; }
+
+/* "cma+host" for every pair of lanes, made once. */
+static char stripe_labels[LANE_COUNT][LANE_COUNT][32];
+static pthread_once_t labels_once = PTHREAD_ONCE_INIT;
+static void make_stripe_labels(void)
+{
+    for (int a = 0; a < LANE_COUNT; a++)
+        for (int b = 0; b < LANE_COUNT; b++)
+            snprintf(stripe_labels[a][b], sizeof stripe_labels[a][b], "%s+%s", lane_describe((lane_id)a)->name,
+                     lane_describe((lane_id)b)->name);
+}
+
+const char *plan_lanes_label(lane_id lane, lane_id stripe)
+{
+    if ((unsigned)lane >= LANE_COUNT || (unsigned)stripe >= LANE_COUNT)
+        return plan_lane_name(lane);
+    pthread_once(&labels_once, make_stripe_labels);
+    return stripe_labels[lane][stripe];
+}
+
+/* The two-sided lane's share of a striped transfer: its part of the two
+ * lanes' modelled throughput for large blocks at this ppn. */
+static double stripe_share(const pricing *p, lane_id single, lane_id two_sided)
+{
+    int ppn = team_ppn(p->q);
+    double big = 1 << 20;
+    double t_host = plan_lane_time(&p->m->lane[two_sided], big, ppn);
+    double t_cma = plan_lane_time(&p->m->lane[single], big, ppn);
+    return t_host > 0 && t_cma > 0 ? (1 / t_host) / (1 / t_host + 1 / t_cma) : 0.5;
+}
+
+/* The two-sided lane a pull of large blocks on single-copy lane l may stripe
+ * with (gather, scatter, allgather(v), alltoall), or LANE_COUNT. */
+static lane_id stripe_partner(const plan_query *q, plan_algo a, lane_id l)
+{
+    bool pull_coll = q->coll == CORE_COLL_GATHER || q->coll == CORE_COLL_SCATTER || q->coll == CORE_COLL_ALLGATHER ||
+                     q->coll == CORE_COLL_ALLGATHERV || q->coll == CORE_COLL_ALLTOALL;
+    if (a != PLAN_MOVE_PULL || !pull_coll || q->n <= 1 || q->bytes < PLAN_STRIPE_MIN ||
+        !lane_can(l, LANE_CAP_SINGLE_COPY) || !q->usable[l])
+        return LANE_COUNT;
+    for (int two = 0; two < LANE_COUNT; two++)
+        if (lane_can((lane_id)two, LANE_CAP_TWO_SIDED) && q->usable[two])
+            return (lane_id)two;
+    return LANE_COUNT;
+}
+
+/* ---- forced choices ---- */
+/* SHOAL_ALGO="allreduce:flat,bcast:tree": the forced algorithm for c, or -1. */
+static int forced_algo(core_coll c)
+{
+    const char *spec = core_config_get()->algo;
+    const char *name = core_coll_name(c);
+    size_t len = strlen(name);
+    for (const char *p = spec; p && *p;) {
+        if (!strncmp(p, name, len) && p[len] == ':') {
+            const char *v = p + len + 1;
+            size_t vlen = strcspn(v, ",");
+            int a = plan_algo_from_name(c, v, vlen);
+            if (a >= 0)
+                return a;
+            core_log_warn_once("SHOAL_ALGO: '%.*s' is not an algorithm of %s; ignored", (int)vlen, v, name);
+            return -1;
+        }
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    return -1;
+}
+
+/* SHOAL_LANES=cma+host (a single-copy lane striped with a two-sided one):
+ * only striped candidates. */
+#define FORCED_STRIPE LANE_COUNT
+
+/* SHOAL_LANES: the forced lane, FORCED_STRIPE, or -1. */
+static int forced_lane(const plan_query *q)
+{
+    const char *lanes = core_config_get()->lanes;
+    if (!lanes[0])
+        return -1;
+    const char *plus = strchr(lanes, '+');
+    if (plus) {
+        lane_id single = lane_from_name(lanes, (size_t)(plus - lanes)), two = lane_from_name(plus + 1, strlen(plus + 1));
+        if (single != LANE_COUNT && two != LANE_COUNT && lane_can(single, LANE_CAP_SINGLE_COPY) &&
+            lane_can(two, LANE_CAP_TWO_SIDED)) {
+            if (q->usable[single] && q->usable[two])
+                return FORCED_STRIPE;
+            core_log_warn_once("SHOAL_LANES=%s but a lane of it is not usable here; the planner chooses", lanes);
+            return -1;
+        }
+    }
+    lane_id l = lane_from_name(lanes, strlen(lanes));
+    if (l != LANE_COUNT) {
+        if (q->usable[l])
+            return l;
+        core_log_warn_once("SHOAL_LANES=%s but that lane is not usable here; the planner chooses", lanes);
+        return -1;
+    }
+    core_log_warn_once("SHOAL_LANES=%s is not a lane (cells, cma, host, cma+host); ignored", lanes);
+    return -1;
+}
+
+/* ---- enumeration ---- */
+
+/* Team sizes are calibrated in powers of two: the smallest one >= n. */
+static int team_bucket(int n)
+{
+    int b = 2;
+    while (b < n && b < 1024)
+        b *= 2;
+    return b;
+}
+
+/* Sizes are calibrated at powers of two: the nearest one, log2 rounded. */
+static int size_bucket(size_t bytes)
+{
+    return bytes ? (int)lround(log2((double)bytes)) : 0;
+}
+
+static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, const char *lanes, int size_b, int team_b)
+{
+    snprintf(buf, len, "%s/%s/%s/b%d/n%d", core_coll_name(c), plan_algo_name(a), lanes, size_b, team_b);
+}
+
+void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n)
+{
+    factor_key(buf, len, c, a, plan_lanes_label(l, stripe), size_bucket(bytes), team_bucket(n));
+}
+
+/* Within one team size: the factors of the nearest calibrated sizes below
+ * and above (at most 16x away), interpolated in log-log; false if neither. */
+#define FACTOR_REACH 4
+static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, const char *l, size_t bytes, int team_b,
+                           double *out)
+{
+    char key[64];
+    double x = bytes ? log2((double)bytes) : 0, f_lo = 0, f_hi = 0;
+    int lo = -1, hi = -1, below = (int)floor(x), above = (int)ceil(x);
+    for (int d = 0; d <= FACTOR_REACH && lo < 0; d++) {
+        factor_key(key, sizeof key, c, a, l, below - d, team_b);
+        if (below - d >= 0 && plan_model_find_factor(m, key, &f_lo))
+            lo = below - d;
+    }
+    for (int d = 0; d <= FACTOR_REACH && hi < 0; d++) {
+        factor_key(key, sizeof key, c, a, l, above + d, team_b);
+        if (plan_model_find_factor(m, key, &f_hi))
+            hi = above + d;
+    }
+    if (lo < 0 && hi < 0)
+        return false;
+    if (lo < 0 || hi == lo)
+        *out = hi >= 0 ? f_hi : f_lo;
+    else if (hi < 0)
+        *out = f_lo;
+    else
+        *out = exp(log(f_lo) + (log(f_hi) - log(f_lo)) * (x - lo) / (hi - lo));
+    return true;
+}
+
+/* The factor for the nearest calibrated team size below n, else above. */
+static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id lane, lane_id stripe, size_t bytes,
+                         int n)
+{
+    if (m->nfactors == 0)
+        return 1.0;
+    const char *l = plan_lanes_label(lane, stripe);
+    double f;
+    int own = team_bucket(n);
+    for (int b = own; b >= 2; b /= 2)
+        if (factor_at_team(m, c, a, l, bytes, b, &f))
+            return f;
+    for (int b = own * 2; b <= 1024; b *= 2)
+        if (factor_at_team(m, c, a, l, bytes, b, &f))
+            return f;
+    return 1.0;
+}
+
+static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
+{
+    pricing p = {q, plan_model_get()};
+    /* A barrier, or any collective of one rank, moves no data between
+     * ranks: it is priced once, on the lane every team has. */
+    bool no_lane = q->coll == CORE_COLL_BARRIER || q->n <= 1;
+    lane_id every_team = lane_every_team();
+    int k = 0;
+    for (int a = 0; a < PLAN_ALGO_COUNT; a++) {
+        const plan_algorithm *alg = plan_algorithm_of((plan_algo)a);
+        if (!(alg->colls & (1u << q->coll)))
+            continue;
+        for (int l = 0; l < LANE_COUNT; l++) {
+            if (!lane_can((lane_id)l, alg->needs) || !q->usable[l] || (no_lane && l != (int)every_team))
+                continue;
+            int fanouts[2] = {4, 2}, nfan = alg->pipelined ? 2 : 1;
+            size_t chunks[2] = {256 * 1024, 64 * 1024};
+            int nchunk = alg->pipelined && q->bytes > 64 * 1024 ? 2 : 1;
+            for (int f = 0; f < nfan; f++)
+                for (int c = 0; c < nchunk && k < max; c++) {
+                    plan_candidate *cand = &out[k++];
+                    *cand = (plan_candidate){.algo = alg->id, .lane = (lane_id)l, .stripe = LANE_COUNT,
+                                             .fanout = fanouts[f], .chunk = chunks[c]};
+                    cand->root_share = plan_root_share(&p, alg->id, (lane_id)l);
+                    cand->formula_ns = alg->cost(&p, (lane_id)l, cand);
+                    cand->factor = factor_for(p.m, q->coll, alg->id, (lane_id)l, LANE_COUNT, q->bytes, q->n);
+                    cand->ns = cand->formula_ns * cand->factor;
+                    if (want_lane >= 0 && l != want_lane && !no_lane)
+                        cand->excluded = "SHOAL_LANES";
+                    else if (want_algo >= 0 && (int)alg->id != want_algo)
+                        cand->excluded = "SHOAL_ALGO";
+                }
+            /* Large blocks may also be striped: a share of every transfer on
+             * a two-sided lane, the rest on this single-copy one. */
+            lane_id partner = stripe_partner(q, alg->id, (lane_id)l);
+            if (partner != LANE_COUNT && k < max) {
+                plan_candidate *cand = &out[k++];
+                double share = stripe_share(&p, (lane_id)l, partner);
+                *cand = (plan_candidate){.algo = alg->id, .lane = (lane_id)l, .stripe = partner,
+                                         .stripe_share = share, .fanout = 4, .chunk = 256 * 1024};
+                cand->formula_ns = plan_pull_ns(&p, (lane_id)l, partner, share);
+                cand->factor = factor_for(p.m, q->coll, alg->id, (lane_id)l, partner, q->bytes, q->n);
+                cand->ns = cand->formula_ns * cand->factor;
+                if (want_lane >= 0 && want_lane != FORCED_STRIPE)
+                    cand->excluded = "SHOAL_LANES";
+                else if (want_algo >= 0 && want_algo != (int)alg->id)
+                    cand->excluded = "SHOAL_ALGO";
+            }
+        }
+    }
+    /* Forced striping excludes every candidate that does not stripe. */
+    for (int i = 0; i < k && want_lane == FORCED_STRIPE; i++)
+        if (out[i].stripe == LANE_COUNT && !out[i].excluded && !no_lane)
+            out[i].excluded = "SHOAL_LANES";
+    return k;
+}
+
+static int by_price(const void *a, const void *b)
+{
+    const plan_candidate *x = a, *y = b;
+    if (!x->excluded != !y->excluded)
+        return x->excluded ? 1 : -1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+int plan_candidates(const plan_query *q, plan_candidate *out, int max)
+{
+    int lane = forced_lane(q), algo = forced_algo(q->coll);
+    int k = enumerate(q, out, max, lane, algo);
+    bool any = false;
+    for (int i = 0; i < k; i++)
+        any = any || !out[i].excluded;
+    if (!any && lane == FORCED_STRIPE) {
+        /* Striping is for large blocks of data movement only. */
+        core_log_once("SHOAL_LANES=cma+host: %s of %zu bytes does not stripe; the planner chooses",
+                      core_coll_name(q->coll), q->bytes);
+        lane = -1;
+        k = enumerate(q, out, max, lane, algo);
+        for (int i = 0; i < k; i++)
+            any = any || !out[i].excluded;
+    }
+    if (!any && algo >= 0) {
+        /* The forced algorithm has no candidate on the forced lane. */
+        core_log_warn_once("SHOAL_ALGO=%s:%s cannot run on lane %s; the planner chooses among that lane's",
+                           core_coll_name(q->coll), plan_algo_name((plan_algo)algo),
+                           lane >= 0 ? plan_lane_name((lane_id)lane) : "any");
+        k = enumerate(q, out, max, lane, -1);
+    }
+    qsort(out, (size_t)k, sizeof *out, by_price);
+    return k;
+}
+
+static bool is_v(core_coll c)
+{
+    return c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTERV || c == CORE_COLL_ALLTOALLV;
+}
+
+static core_coll non_v(core_coll c)
+{
+    return c == CORE_COLL_GATHERV ? CORE_COLL_GATHER : c == CORE_COLL_SCATTERV ? CORE_COLL_SCATTER : CORE_COLL_ALLTOALL;
+}
+
+plan_choice plan_choose(const plan_query *q)
+{
+    plan_candidate cand[64];
+    lane_id every_team = lane_every_team();
+    plan_choice ch = {.lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024,
+                      .large_lane = every_team};
+    if (is_v(q->coll)) {
+        /* No rank knows every size: small data goes with the size headers on
+         * the lane every team has (or the forced lane); the lane for large
+         * data is priced as the plain collective at a large size. */
+        int forced = forced_lane(q);
+        plan_query big = *q;
+        big.coll = non_v(q->coll);
+        big.bytes = V_LARGE_BYTES;
+        int k = plan_candidates(&big, cand, 64);
+        ch.algo = PLAN_MOVE_PULL;
+        ch.lane = forced >= 0 && forced != FORCED_STRIPE ? (lane_id)forced : every_team;
+        ch.large_lane = k ? cand[0].lane : ch.lane;
+        /* forced onto a staged lane: everything that fits its window goes eagerly */
+        ch.eager_limit = forced >= 0 && forced != FORCED_STRIPE && lane_can((lane_id)forced, LANE_CAP_STAGED)
+                             ? q->window
+                             : EAGER_BYTES;
+        return ch;
+    }
+    int k = plan_candidates(q, cand, 64);
+    if (k == 0)
+        return ch;
+    ch.algo = cand[0].algo;
+    ch.lane = cand[0].lane;
+    ch.stripe = cand[0].stripe;
+    ch.stripe_share = cand[0].stripe_share;
+    ch.root_share = cand[0].root_share;
+    ch.fanout = cand[0].fanout;
+    ch.chunk = cand[0].chunk;
+    ch.model_ns = cand[0].ns;
+    /* Data movement by puts only where the lane can put. */
+    if (ch.algo == PLAN_MOVE_PUSH && !lane_can(ch.lane, LANE_CAP_PUT))
+        ch.algo = PLAN_MOVE_PULL;
+    return ch;
+}
