@@ -38,8 +38,7 @@ void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_
 /* sbuf == NULL: the input is in rbuf. */
 void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op);
 /* count elements per rank; sbuf == NULL: the n*count input is in rbuf. */
-void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
-                               core_op op);
+void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op);
 /* Block i is counts[i] elements from element firsts[i] of the input (the
  * blocks back to back, as MPI_Reduce_scatter lays them); rank i gets block
  * i's reduction. sbuf == NULL: the input is in rbuf. */
@@ -50,16 +49,16 @@ void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_
 void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);
 /* rbytes/roffs: per-rank sizes and byte offsets in rbuf, read at the root only.
  * sbuf == NULL at the root: its block is already in place. */
-void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
-                  const size_t *roffs, int root);
+void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes, const size_t *roffs,
+                  int root);
 /* sbuf == NULL: my block is already at rbuf + me * bytes. */
 void coll_allgather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf);
 void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
                      const size_t *roffs);
 /* rbuf == NULL at the root: it keeps its block in sbuf. */
 void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);
-void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
-                   size_t rbytes, int root);
+void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf, size_t rbytes,
+                   int root);
 /* sbuf == NULL: the send blocks are in rbuf and are replaced. */
 void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf);
 void coll_alltoallv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,

@@ -18,10 +18,9 @@ static void allreduce_gathered(coll_team *t, const lane_ops *lane, const char *s
     coll_reduce_local(t, all, count, esize, fn, dst);
 }
 
-
 /* Every rank reduces every input: one synchronisation, n-fold reading. */
-static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                           size_t esize, core_reduce_fn fn)
+static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                           core_reduce_fn fn)
 {
     if (lane->single_copy && src == dst) {
         /* Peers read my input while I write my result over it: send a copy. */
@@ -64,8 +63,8 @@ static void allreduce_sliced_put(coll_team *t, const lane_ops *lane, const char 
 
 /* Reduce-scatter then allgather: rank i reduces slice i of every input and
  * the others copy it; every element is reduced once and written once per rank. */
-static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                             size_t esize, core_reduce_fn fn)
+static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                             core_reduce_fn fn)
 {
     int n = t->n, me = t->me;
     if (lane->put) {
@@ -108,8 +107,8 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
         coll_wait_all(t, done);
 }
 
-typedef void (*allreduce_fn)(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                             size_t esize, core_reduce_fn fn);
+typedef void (*allreduce_fn)(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                             core_reduce_fn fn);
 static const allreduce_fn allreduce_algorithms[PLAN_ALGO_COUNT] = {
     [PLAN_ALLREDUCE_FLAT] = allreduce_flat,
     [PLAN_ALLREDUCE_SLICED] = allreduce_sliced,

@@ -4,9 +4,8 @@
 #include <string.h>
 
 #include "coll_internal.h"
-static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes,
-                            const size_t *soffs, void *rbuf, const size_t *rbytes, const size_t *roffs,
-                            size_t plan_bytes)
+static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes, const size_t *soffs,
+                            void *rbuf, const size_t *rbytes, const size_t *roffs, size_t plan_bytes)
 {
     coll_choice ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;

@@ -73,8 +73,8 @@ void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int r
     gather_common(t, CORE_COLL_GATHER, sbuf, bytes, rbuf, sizes, offs, root, bytes);
 }
 
-void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,
-                  const size_t *roffs, int root)
+void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes, const size_t *roffs,
+                  int root)
 {
     /* Sizes differ per rank and only the root knows them all: the planner
      * sees what this rank sends, and the engine agrees on rounds itself. */

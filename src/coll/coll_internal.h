@@ -41,10 +41,10 @@ typedef struct coll_moves {
     int nout;
     const coll_xfer *xfer;
     int nxfer;
-    bool push;       /* xfer entries are puts (single-copy lanes only) */
-    int max_out;     /* most slots any rank exposes: alike on every rank */
-    size_t max_len;  /* longest slot any rank exposes: alike on every rank */
-    int only_peer;   /* the one peer that touches my exposures, or -1: any */
+    bool push;      /* xfer entries are puts (single-copy lanes only) */
+    int max_out;    /* most slots any rank exposes: alike on every rank */
+    size_t max_len; /* longest slot any rank exposes: alike on every rank */
+    int only_peer;  /* the one peer that touches my exposures, or -1: any */
     /* This rank's own block, copied once its exposures are published, so
      * that the copy overlaps the peers' transfers. */
     const void *self_src;

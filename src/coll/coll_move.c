@@ -15,14 +15,12 @@ bool coll_move_runs(plan_algo a, bool push_described)
 coll_out *coll_outs(coll_team *t) { return t->outs; }
 coll_xfer *coll_xfers(coll_team *t) { return t->xfers; }
 
-
 /* Slot holding a rank's header in coll_move_v: {fits, longest slot}. */
 static int header_slot(const coll_team *t) { return t->lane.nslots - 1; }
 
 /* Transfers the part of each xfer that lies in [lo, hi) of its slot; the
  * slot's bytes from lo on are what the owner exposed this round. */
-static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, size_t lo, size_t hi,
-                      uint64_t exposed)
+static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, size_t lo, size_t hi, uint64_t exposed)
 {
     for (int i = 0; i < m->nxfer; i++) {
         const coll_xfer *x = &m->xfer[i];
@@ -132,8 +130,7 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
 /* Striped pull: the stripe lane (two-sided, reading the same published
  * addresses) carries the head of every transfer, the single-copy lane the
  * tail. Each reader splits its own ranges, so owners need not agree. */
-static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *stripe, double share,
-                         const coll_moves *m)
+static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *stripe, double share, const coll_moves *m)
 {
     coll_round_begin(t, true);
     for (int i = 0; i < m->nout; i++)
@@ -222,7 +219,12 @@ void coll_exchange(coll_team *t, lane_id lane, int peer, const void *send, void 
         ops->prepare(&t->lane);
     coll_out out = {0, send, len};
     coll_xfer xf = {peer, 0, 0, recv, len};
-    coll_moves m = {.out = &out, .nout = peer >= 0, .xfer = &xf, .nxfer = peer >= 0 && recv, .max_out = 1,
-                    .max_len = len, .only_peer = peer};
+    coll_moves m = {.out = &out,
+                    .nout = peer >= 0,
+                    .xfer = &xf,
+                    .nxfer = peer >= 0 && recv,
+                    .max_out = 1,
+                    .max_len = len,
+                    .only_peer = peer};
     coll_move(t, ops, &m);
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "coll_reduction.h"
-static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                            size_t esize, core_reduce_fn fn, int root)
+static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                            core_reduce_fn fn, int root)
 {
     char *all = t->me == root ? coll_temp(t, count * esize * (size_t)t->n) : NULL;
     coll_gather_inputs(t, lane, src, count * esize, 0, count * esize, root, all);
@@ -20,10 +20,9 @@ static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src,
         coll_reduce_local(t, all, count, esize, fn, dst);
 }
 
-
 /* The root reduces every input. */
-static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                        size_t esize, core_reduce_fn fn, int root)
+static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                        core_reduce_fn fn, int root)
 {
     size_t per = coll_round_elements(t, lane, count, esize, 1);
     uint64_t done = 0;
@@ -54,8 +53,8 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
  * combines its input with the partial results of r+1, r+2, r+4, ... (the
  * ranges [r+1], [r+2, r+4), [r+4, r+8) ...), in that order, and exposes the
  * result to its parent r - lowbit(r). A root other than 0 fetches rank 0's. */
-static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                        size_t esize, core_reduce_fn fn, int root)
+static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                        core_reduce_fn fn, int root)
 {
     int n = t->n, me = t->me;
     int span = me ? me & -me : n; /* my range is [me, me + span) */
@@ -113,8 +112,8 @@ static void reduce_slice(size_t count, int n, int root, int i, size_t *lo, size_
 
 /* Each rank reduces one slice of the vector; the root collects the slices,
  * by putting them into its buffer on lanes that can, else by reading them. */
-static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                          size_t esize, core_reduce_fn fn, int root)
+static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                          core_reduce_fn fn, int root)
 {
     int n = t->n, me = t->me;
     bool push = lane->put != NULL;
@@ -123,7 +122,8 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         per = per * (size_t)n / (size_t)(n + 1);
     if (per == 0)
         per = 1;
-    char *slice_buf = me == root || push ? NULL : coll_temp(t, (min_size(per, count) * 2 / (2 * (size_t)n + 1) + 2) * esize);
+    char *slice_buf =
+        me == root || push ? NULL : coll_temp(t, (min_size(per, count) * 2 / (2 * (size_t)n + 1) + 2) * esize);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
@@ -140,7 +140,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         size_t bytes = (hi - lo) * esize;
         if (me == root) {
             coll_reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, dst + (base + lo) * esize, src + base * esize,
-                         NULL);
+                              NULL);
         } else if (push) {
             /* Each block goes to the root while it is still in cache. */
             coll_block_sink sink = {root, lo * esize};
@@ -170,8 +170,8 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         coll_wait_all(t, push ? done - 1 : done);
 }
 
-typedef void (*reduce_fn)(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                          size_t esize, core_reduce_fn fn, int root);
+typedef void (*reduce_fn)(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                          core_reduce_fn fn, int root);
 static const reduce_fn reduce_algorithms[PLAN_ALGO_COUNT] = {
     [PLAN_REDUCE_FLAT] = reduce_flat,
     [PLAN_REDUCE_TREE] = reduce_tree,

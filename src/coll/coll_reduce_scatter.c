@@ -9,14 +9,14 @@
 #include <string.h>
 
 #include "coll_reduction.h"
-static void rsb_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
-                         size_t esize, core_reduce_fn fn)
+static void rsb_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+                         core_reduce_fn fn)
 {
     char *all = coll_temp(t, count * esize * (size_t)t->n);
-    coll_gather_inputs(t, lane, src, count * esize * (size_t)t->n, (size_t)t->me * count * esize, count * esize, -1, all);
+    coll_gather_inputs(t, lane, src, count * esize * (size_t)t->n, (size_t)t->me * count * esize, count * esize, -1,
+                       all);
     coll_reduce_local(t, all, count, esize, fn, dst);
 }
-
 
 /* Rank i reduces block i of every input into out, in rounds that take up to
  * what fits the window of every block. Block b: counts[b] elements from
@@ -27,7 +27,7 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
 {
     int n = t->n, me = t->me;
 #define BLOCK_COUNT(b) (counts ? counts[b] : uniform)
-#define BLOCK_FIRST(b) (firsts ? firsts[b] : (size_t)(b) * uniform)
+#define BLOCK_FIRST(b) (firsts ? firsts[b] : (size_t)(b)*uniform)
     /* When a whole input fits one round of a windowed lane, it goes out as
      * one slot (slot 0: found through its note, small ones inside it) and
      * each rank reads its block at its offset, as scatter's readers do: the
@@ -54,7 +54,7 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
         coll_wait_all(t, exposed);
         if (base < BLOCK_COUNT(me))
             coll_reduce_ranks(t, lane, me, 0, min_size(per, BLOCK_COUNT(me) - base), esize, fn, out + base * esize,
-                         src + (BLOCK_FIRST(me) + base) * esize, NULL);
+                              src + (BLOCK_FIRST(me) + base) * esize, NULL);
         done = coll_next_epoch(t);
         coll_post(t, done);
         coll_round_end(t, done);
@@ -80,8 +80,7 @@ static bool reduces_gathered(const coll_choice *ch)
 }
 
 /* Rank i reduces block i of every input. */
-void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type,
-                               core_op op)
+void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op)
 {
     size_t esize = core_type_size(type);
     core_reduce_fn fn = core_reduce_kernel(type, op);

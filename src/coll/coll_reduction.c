@@ -19,7 +19,7 @@ static size_t block_elements(size_t count, size_t esize)
  * stay in cache, and writes each element of out once. With a sink, each
  * block is also put there (out NULL: only there). */
 void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
-                         core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink)
+                       core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink)
 {
     size_t per = block_elements(count, esize);
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
@@ -80,7 +80,7 @@ size_t coll_round_elements(coll_team *t, const lane_ops *lane, size_t count, siz
  * reduces k elements from byte `off` of every rank's exposure into out.
  * Returns the round's done epoch. */
 uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char *in, size_t in_bytes, size_t off,
-                                   size_t k, size_t esize, core_reduce_fn fn, char *out)
+                                 size_t k, size_t esize, core_reduce_fn fn, char *out)
 {
     coll_round_begin(t, true);
     lane->expose(&t->lane, 0, in, in_bytes);
@@ -118,8 +118,8 @@ void coll_reduce_local(coll_team *t, const char *all, size_t count, size_t esize
 
 /* Moves `bytes` from byte `mine` of every rank's slot 0 (the `exposed`
  * bytes at src) into all[p * bytes]; only `to` reads when >= 0. */
-void coll_gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t mine,
-                          size_t bytes, int to, char *all)
+void coll_gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t mine, size_t bytes,
+                        int to, char *all)
 {
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);

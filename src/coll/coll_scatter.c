@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "coll_internal.h"
-static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes,
-                           const size_t *soffs, void *rbuf, size_t rbytes, int root, size_t plan_bytes)
+static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes, const size_t *soffs,
+                           void *rbuf, size_t rbytes, int root, size_t plan_bytes)
 {
     coll_choice ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
@@ -37,8 +37,8 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
                 xf[m.nxfer++] = (coll_xfer){p, 0, plan_bytes - tail, (char *)sbuf + soffs[p] + plan_bytes - tail, tail};
         m.push = tail > 0;
     } else if (rbytes) {
-        xf[m.nxfer++] = one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes - tail}
-                                 : (coll_xfer){root, me, 0, rbuf, rbytes};
+        xf[m.nxfer++] =
+            one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes - tail} : (coll_xfer){root, me, 0, rbuf, rbytes};
         if (tail) {
             out[m.nout++] = (coll_out){0, rbuf, rbytes};
             m.only_peer = root;
@@ -63,8 +63,8 @@ void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int 
     scatter_common(t, CORE_COLL_SCATTER, sbuf, sizes, offs, rbuf, bytes, root, bytes);
 }
 
-void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf,
-                   size_t rbytes, int root)
+void coll_scatterv(coll_team *t, const void *sbuf, const size_t *sbytes, const size_t *soffs, void *rbuf, size_t rbytes,
+                   int root)
 {
     scatter_common(t, CORE_COLL_SCATTERV, sbuf, sbytes, soffs, rbuf, rbytes, root, 0);
 }

@@ -113,8 +113,7 @@ void *coll_temp(coll_team *t, size_t size)
     return t->temp;
 }
 
-int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
-                   bool try_cma)
+int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores, bool try_cma)
 {
     memset(t, 0, sizeof *t);
     const segment_header *h = seg->base;
@@ -190,8 +189,8 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
             t->cma_usable = false;
             if (try_cma && n > 1)
                 core_log_once("single copy (process_vm_readv) refused between local ranks (%s); "
-                                   "large messages are copied through shared memory instead",
-                                   strerror(t->info[i].cma_errno));
+                              "large messages are copied through shared memory instead",
+                              strerror(t->info[i].cma_errno));
             break;
         }
     if (n == 1)

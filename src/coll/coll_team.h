@@ -29,8 +29,8 @@
 
 typedef struct coll_rank_info {
     int32_t pid;
-    int32_t cma_errno;    /* this rank's CMA probe result over all peers */
-    uint64_t probe_addr;  /* a word in this rank's memory, for the probe */
+    int32_t cma_errno;   /* this rank's CMA probe result over all peers */
+    uint64_t probe_addr; /* a word in this rank's memory, for the probe */
     uint64_t probe_value;
     char pad[128 - 24];
 } coll_rank_info;
@@ -51,28 +51,28 @@ typedef struct coll_plan_entry {
 typedef struct coll_team {
     int n, me;
     core_segment seg;
-    core_flag *flags;          /* [n], each owned by its rank */
-    coll_rank_info *info;      /* [n] */
-    pid_t *pids;               /* [n], private copy for the lanes */
-    uint64_t *seen;            /* [n], the highest epoch seen on each flag:
+    core_flag *flags;     /* [n], each owned by its rank */
+    coll_rank_info *info; /* [n] */
+    pid_t *pids;          /* [n], private copy for the lanes */
+    uint64_t *seen;       /* [n], the highest epoch seen on each flag:
                                   a wait it already proves costs no shared read */
     lane_ctx lane;
-    bool cma_usable;           /* every rank can read every other with CMA */
+    bool cma_usable;                   /* every rank can read every other with CMA */
     const lane_ops *lanes[LANE_COUNT]; /* usable lanes, NULL where not (host: when plugged in) */
-    uint64_t epoch;            /* last epoch this rank posted or skipped */
-    uint64_t round;            /* rounds started */
+    uint64_t epoch;                    /* last epoch this rank posted or skipped */
+    uint64_t round;                    /* rounds started */
     uint64_t reuse_epoch[LANE_ROUNDS]; /* peers are done with buffer b once they reach it */
     core_wait_policy wait;
-    int node_ranks;            /* ranks of the whole job on this node (ppn) */
-    int node_cores;            /* cores those ranks run on */
+    int node_ranks; /* ranks of the whole job on this node (ppn) */
+    int node_cores; /* cores those ranks run on */
     coll_plan_entry plan_cache[COLL_PLAN_CACHE];
-    const char *doing;         /* the MPI call in progress, for messages */
+    const char *doing; /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
-    char *block[3];            /* PLAN_REDUCE_BLOCK bytes each */
+    char *block[3]; /* PLAN_REDUCE_BLOCK bytes each */
     void *temp;
     size_t temp_size;
-    struct coll_out *outs;     /* n + 1 entries, for the movement engine */
-    struct coll_xfer *xfers;   /* n + 1 entries */
+    struct coll_out *outs;   /* n + 1 entries, for the movement engine */
+    struct coll_xfer *xfers; /* n + 1 entries */
     uint64_t probe_word;
 } coll_team;
 
@@ -85,8 +85,7 @@ void coll_segment_format(void *base, size_t size, int n);
  * (all ranks call it). node_ranks and node_cores describe the whole node, for
  * the waiting policy. Synchronises the ranks and probes CMA between them.
  * Returns 0, or -1 when the segment is not what the layout expects. */
-int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores,
-                   bool try_cma);
+int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int node_ranks, int node_cores, bool try_cma);
 void coll_team_close(coll_team *t);
 /* Moves an open team to another place (from is left empty). Its epochs go
  * on where they were, so a team its ranks move together, from a freed

@@ -12,15 +12,23 @@
 #include "core_sys.h"
 
 static const char *const coll_names[CORE_COLL_COUNT] = {
-    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "allgather",
-    "allgatherv", "scatter", "scatterv", "alltoall", "alltoallv", "reduce_scatter_block",
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "gatherv",
+    "allgather",
+    "allgatherv",
+    "scatter",
+    "scatterv",
+    "alltoall",
+    "alltoallv",
+    "reduce_scatter_block",
     "reduce_scatter",
 };
 
-const char *core_coll_name(core_coll c)
-{
-    return (unsigned)c < CORE_COLL_COUNT ? coll_names[c] : "?";
-}
+const char *core_coll_name(core_coll c) { return (unsigned)c < CORE_COLL_COUNT ? coll_names[c] : "?"; }
 
 int core_coll_from_name(const char *name)
 {
@@ -42,10 +50,22 @@ bool core_parse_size(const char *text, size_t *out)
     unsigned long long mul = 1;
     switch (toupper((unsigned char)*end)) {
     case 0: break;
-    case 'K': mul = 1ull << 10; end++; break;
-    case 'M': mul = 1ull << 20; end++; break;
-    case 'G': mul = 1ull << 30; end++; break;
-    case 'T': mul = 1ull << 40; end++; break;
+    case 'K':
+        mul = 1ull << 10;
+        end++;
+        break;
+    case 'M':
+        mul = 1ull << 20;
+        end++;
+        break;
+    case 'G':
+        mul = 1ull << 30;
+        end++;
+        break;
+    case 'T':
+        mul = 1ull << 40;
+        end++;
+        break;
     default: return false;
     }
     if (*end == 'B' || *end == 'b')
@@ -134,8 +154,7 @@ void core_config_reload(void)
     }
 
     c.spin = parse_long("SHOAL_SPIN", getenv("SHOAL_SPIN"), -1, -1, 1L << 30);
-    c.comm_warmup = parse_long("SHOAL_COMM_WARMUP", getenv("SHOAL_COMM_WARMUP"), CORE_COMM_WARMUP_DEFAULT, 0,
-                               1L << 30);
+    c.comm_warmup = parse_long("SHOAL_COMM_WARMUP", getenv("SHOAL_COMM_WARMUP"), CORE_COMM_WARMUP_DEFAULT, 0, 1L << 30);
 
     const char *timeout = getenv("SHOAL_TIMEOUT");
     c.timeout_s = 0;
@@ -165,8 +184,8 @@ static void config_init(void) { core_config_reload(); }
 uint64_t core_config_fingerprint(const core_config *c)
 {
     char text[512];
-    snprintf(text, sizeof text, "%d|%u|%ld|%s|%s|%d", c->disabled, c->disabled_colls, c->comm_warmup, c->lanes,
-             c->algo, c->probe);
+    snprintf(text, sizeof text, "%d|%u|%ld|%s|%s|%d", c->disabled, c->disabled_colls, c->comm_warmup, c->lanes, c->algo,
+             c->probe);
     return core_hash(CORE_HASH_START, text, strlen(text));
 }
 

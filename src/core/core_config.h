@@ -42,19 +42,19 @@ typedef enum { CORE_CMA_AUTO, CORE_CMA_OFF } core_cma_mode;
 #define CORE_COMM_WARMUP_DEFAULT 8
 
 typedef struct core_config {
-    bool disabled;               /* SHOAL_DISABLE=1: pure pass-through */
-    unsigned disabled_colls;     /* SHOAL_DISABLE_COLL=bcast,allreduce,... */
-    int verbose;                 /* SHOAL_VERBOSE=0|1|2 */
-    size_t shm_size;             /* SHOAL_SHM_SIZE, bytes per node segment; 0 = automatic */
-    core_cma_mode cma;           /* SHOAL_CMA=auto|off */
-    long spin;                   /* SHOAL_SPIN: polls before yielding; -1 = automatic */
-    double timeout_s;            /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
-    long comm_warmup;            /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
+    bool disabled;           /* SHOAL_DISABLE=1: pure pass-through */
+    unsigned disabled_colls; /* SHOAL_DISABLE_COLL=bcast,allreduce,... */
+    int verbose;             /* SHOAL_VERBOSE=0|1|2 */
+    size_t shm_size;         /* SHOAL_SHM_SIZE, bytes per node segment; 0 = automatic */
+    core_cma_mode cma;       /* SHOAL_CMA=auto|off */
+    long spin;               /* SHOAL_SPIN: polls before yielding; -1 = automatic */
+    double timeout_s;        /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
+    long comm_warmup;        /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
                                     shoal builds its state */
-    char lanes[64];              /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
-    char algo[256];              /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
-    bool probe;                  /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
-    uint64_t fingerprint;        /* core_config_fingerprint of the above, set at each (re)load */
+    char lanes[64];          /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
+    char algo[256];          /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    bool probe;              /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
+    uint64_t fingerprint;    /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
 
 /* A hash of the settings every rank must share, since each decides alone

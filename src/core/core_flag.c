@@ -13,10 +13,7 @@
 
 /* Futexes compare 32 bits: the low half of the value (little-endian), which
  * changes on every post. */
-static inline uint32_t *futex_word(const core_flag *f)
-{
-    return (uint32_t *)(uintptr_t)&f->value;
-}
+static inline uint32_t *futex_word(const core_flag *f) { return (uint32_t *)(uintptr_t)&f->value; }
 
 static void futex_wake_all(const core_flag *f)
 {
@@ -92,9 +89,10 @@ void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter
                 core_fatal("local rank %d (pid %d) died during %s; ending the job instead of waiting forever",
                            w->owner_rank, (int)w->owner_pid, w->doing ? w->doing : "a collective");
             if (w->policy->timeout_ns && now - start > w->policy->timeout_ns)
-                core_fatal("no progress from local rank %d (pid %d) for %.1f s during %s (SHOAL_TIMEOUT); ending the job",
-                           w->owner_rank, (int)w->owner_pid, (double)(now - start) / 1e9,
-                           w->doing ? w->doing : "a collective");
+                core_fatal(
+                    "no progress from local rank %d (pid %d) for %.1f s during %s (SHOAL_TIMEOUT); ending the job",
+                    w->owner_rank, (int)w->owner_pid, (double)(now - start) / 1e9,
+                    w->doing ? w->doing : "a collective");
         }
     }
 }

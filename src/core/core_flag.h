@@ -29,9 +29,9 @@ _Static_assert(sizeof(core_flag) == CORE_FLAG_STRIDE, "a flag takes two pairs of
 
 /* How a rank waits; derived once from the oversubscription of the node. */
 typedef struct core_wait_policy {
-    long spin;         /* polls before the first yield */
-    int yields;        /* sched_yield rounds before sleeping */
-    long sleep_ns;     /* one futex sleep, before looking again */
+    long spin;     /* polls before the first yield */
+    int yields;    /* sched_yield rounds before sleeping */
+    long sleep_ns; /* one futex sleep, before looking again */
     /* Posts fence before looking for sleepers, so that no wake-up is ever
      * missed. Worth its cost (the wait for the flag line's ownership) only
      * where waiters sleep often: when ranks take turns on cores. Without it
@@ -47,9 +47,9 @@ core_wait_policy core_wait_policy_for(int local_ranks, int cores);
 /* Who the waiter waits for, for liveness checks and messages. */
 typedef struct core_waiter {
     const core_wait_policy *policy;
-    pid_t owner_pid;     /* the process that posts the flag */
-    int owner_rank;      /* its rank, for messages */
-    const char *doing;   /* what we are in, for messages: "MPI_Allreduce" */
+    pid_t owner_pid;   /* the process that posts the flag */
+    int owner_rank;    /* its rank, for messages */
+    const char *doing; /* what we are in, for messages: "MPI_Allreduce" */
 } core_waiter;
 
 static inline uint64_t core_flag_read(const core_flag *f)

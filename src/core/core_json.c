@@ -54,7 +54,9 @@ static char *parse_string_raw(parser *ps)
         if (c == '\\') {
             char e = *ps->p++;
             switch (e) {
-            case '"': case '\\': case '/': c = e; break;
+            case '"':
+            case '\\':
+            case '/': c = e; break;
             case 'b': c = '\b'; break;
             case 'f': c = '\f'; break;
             case 'n': c = '\n'; break;
@@ -69,7 +71,8 @@ static char *parse_string_raw(parser *ps)
                         free(out);
                         return (char *)fail(ps, "bad \\u escape");
                     }
-                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
+                    v = v * 16 +
+                        (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
                 }
                 c = v < 0x80 ? (char)v : '?';
                 break;

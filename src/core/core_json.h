@@ -7,17 +7,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum { CORE_JSON_NULL, CORE_JSON_BOOL, CORE_JSON_NUMBER, CORE_JSON_STRING, CORE_JSON_ARRAY,
-               CORE_JSON_OBJECT } core_json_kind;
+typedef enum {
+    CORE_JSON_NULL,
+    CORE_JSON_BOOL,
+    CORE_JSON_NUMBER,
+    CORE_JSON_STRING,
+    CORE_JSON_ARRAY,
+    CORE_JSON_OBJECT
+} core_json_kind;
 
 typedef struct core_json {
     core_json_kind kind;
     bool boolean;
     double number;
-    char *string;              /* strings; also the key of an object member */
+    char *string; /* strings; also the key of an object member */
     char *key;
-    struct core_json *child;   /* first element or member */
-    struct core_json *next;    /* next sibling */
+    struct core_json *child; /* first element or member */
+    struct core_json *next;  /* next sibling */
 } core_json;
 
 /* NULL on error, with a message in err ("line 3: expected ':'"). */

@@ -17,45 +17,45 @@
 #define KERNEL_CLONES
 #endif
 
-#define KERNEL(name, T, expr)                                                  \
-    KERNEL_CLONES                                                              \
+#define KERNEL(name, T, expr)                                                 \
+    KERNEL_CLONES                                                             \
     static void name(void *out, const void *a_, const void *b_, size_t count) \
-    {                                                                          \
-        T *o = out;                                                            \
-        const T *a = a_, *b = b_;                                              \
-        for (size_t i = 0; i < count; i++) {                                   \
-            T x = a[i], y = b[i];                                              \
-            o[i] = (expr);                                                     \
-        }                                                                      \
+    {                                                                         \
+        T *o = out;                                                           \
+        const T *a = a_, *b = b_;                                             \
+        for (size_t i = 0; i < count; i++) {                                  \
+            T x = a[i], y = b[i];                                             \
+            o[i] = (expr);                                                    \
+        }                                                                     \
     }
 
-#define ARITH_KERNELS(sfx, T)                      \
-    KERNEL(sum_##sfx, T, x + y)                    \
-    KERNEL(prod_##sfx, T, x * y)                   \
-    KERNEL(replace_##sfx, T, ((void)x, y))         \
+#define ARITH_KERNELS(sfx, T)              \
+    KERNEL(sum_##sfx, T, x + y)            \
+    KERNEL(prod_##sfx, T, x *y)            \
+    KERNEL(replace_##sfx, T, ((void)x, y)) \
     KERNEL(noop_##sfx, T, ((void)y, x))
 
 /* Integers wrap on overflow, as every MPI's do: the arithmetic runs in the
  * unsigned type of the same width (signed overflow is undefined in C), and
  * converting back is modulo 2^N. */
-#define WRAP_KERNELS(sfx, T, U)                                \
-    KERNEL(sum_##sfx, T, (T)((U)x + (U)y))                     \
-    KERNEL(prod_##sfx, T, (T)((U)x * (U)y))                    \
-    KERNEL(replace_##sfx, T, ((void)x, y))                     \
+#define WRAP_KERNELS(sfx, T, U)             \
+    KERNEL(sum_##sfx, T, (T)((U)x + (U)y))  \
+    KERNEL(prod_##sfx, T, (T)((U)x * (U)y)) \
+    KERNEL(replace_##sfx, T, ((void)x, y))  \
     KERNEL(noop_##sfx, T, ((void)y, x))
 
-#define ORDER_KERNELS(sfx, T)                      \
-    KERNEL(min_##sfx, T, y < x ? y : x)            \
+#define ORDER_KERNELS(sfx, T)           \
+    KERNEL(min_##sfx, T, y < x ? y : x) \
     KERNEL(max_##sfx, T, y > x ? y : x)
 
-#define LOGIC_KERNELS(sfx, T)                      \
-    KERNEL(land_##sfx, T, (T)(x && y))             \
-    KERNEL(lor_##sfx, T, (T)(x || y))              \
+#define LOGIC_KERNELS(sfx, T)          \
+    KERNEL(land_##sfx, T, (T)(x && y)) \
+    KERNEL(lor_##sfx, T, (T)(x || y))  \
     KERNEL(lxor_##sfx, T, (T)(!x != !y))
 
-#define BIT_KERNELS(sfx, T)                        \
-    KERNEL(band_##sfx, T, (T)(x & y))              \
-    KERNEL(bor_##sfx, T, (T)(x | y))               \
+#define BIT_KERNELS(sfx, T)           \
+    KERNEL(band_##sfx, T, (T)(x & y)) \
+    KERNEL(bor_##sfx, T, (T)(x | y))  \
     KERNEL(bxor_##sfx, T, (T)(x ^ y))
 
 /* U is the type the arithmetic runs in: at least unsigned int, so that
@@ -87,66 +87,61 @@ KERNEL(noop_b, uint8_t, ((void)y, x))
 
 /* MINLOC keeps the smaller value; MAXLOC the larger; on a tie, the smaller
  * index (MPI 5.9.4). */
-#define PAIR_KERNELS(sfx, V, I)                                                      \
-    typedef struct { V v; I i; } pair_struct_##sfx;                                  \
-    enum { PACKED_##sfx = sizeof(V) + sizeof(I) };                                   \
-    static void pair_loc_##sfx(void *out, const void *a_, const void *b_,            \
-                               size_t count, int want_max)                           \
-    {                                                                                \
-        unsigned char *o = out;                                                      \
-        const unsigned char *a = a_, *b = b_;                                        \
-        for (size_t k = 0; k < count; k++, o += PACKED_##sfx, a += PACKED_##sfx,     \
-                    b += PACKED_##sfx) {                                             \
-            V av, bv;                                                                \
-            I ai, bi;                                                                \
-            memcpy(&av, a, sizeof av);                                               \
-            memcpy(&ai, a + sizeof(V), sizeof ai);                                   \
-            memcpy(&bv, b, sizeof bv);                                               \
-            memcpy(&bi, b + sizeof(V), sizeof bi);                                   \
-            int take_b = want_max ? (bv > av) : (bv < av);                           \
-            if (!take_b && bv == av && bi < ai)                                      \
-                take_b = 1;                                                          \
-            V rv = take_b ? bv : av;                                                 \
-            I ri = take_b ? bi : ai;                                                 \
-            memcpy(o, &rv, sizeof rv);                                               \
-            memcpy(o + sizeof(V), &ri, sizeof ri);                                   \
-        }                                                                            \
-    }                                                                                \
-    static void minloc_##sfx(void *o, const void *a, const void *b, size_t n)       \
-    {                                                                                \
-        pair_loc_##sfx(o, a, b, n, 0);                                               \
-    }                                                                                \
-    static void maxloc_##sfx(void *o, const void *a, const void *b, size_t n)       \
-    {                                                                                \
-        pair_loc_##sfx(o, a, b, n, 1);                                               \
-    }                                                                                \
-    static void replace_##sfx(void *o, const void *a, const void *b, size_t n)      \
-    {                                                                                \
-        (void)a;                                                                     \
-        memmove(o, b, n * PACKED_##sfx);                                             \
-    }                                                                                \
-    static void noop_##sfx(void *o, const void *a, const void *b, size_t n)         \
-    {                                                                                \
-        (void)b;                                                                     \
-        memmove(o, a, n * PACKED_##sfx);                                             \
-    }                                                                                \
-    static void pack_##sfx(void *packed, const void *structs, size_t n)              \
-    {                                                                                \
-        const pair_struct_##sfx *s = structs;                                        \
-        unsigned char *p = packed;                                                   \
-        for (size_t k = 0; k < n; k++, p += PACKED_##sfx) {                          \
-            memcpy(p, &s[k].v, sizeof(V));                                           \
-            memcpy(p + sizeof(V), &s[k].i, sizeof(I));                               \
-        }                                                                            \
-    }                                                                                \
-    static void unpack_##sfx(void *structs, const void *packed, size_t n)            \
-    {                                                                                \
-        pair_struct_##sfx *s = structs;                                              \
-        const unsigned char *p = packed;                                             \
-        for (size_t k = 0; k < n; k++, p += PACKED_##sfx) {                          \
-            memcpy(&s[k].v, p, sizeof(V));                                           \
-            memcpy(&s[k].i, p + sizeof(V), sizeof(I));                               \
-        }                                                                            \
+#define PAIR_KERNELS(sfx, V, I)                                                                                  \
+    typedef struct {                                                                                             \
+        V v;                                                                                                     \
+        I i;                                                                                                     \
+    } pair_struct_##sfx;                                                                                         \
+    enum { PACKED_##sfx = sizeof(V) + sizeof(I) };                                                               \
+    static void pair_loc_##sfx(void *out, const void *a_, const void *b_, size_t count, int want_max)            \
+    {                                                                                                            \
+        unsigned char *o = out;                                                                                  \
+        const unsigned char *a = a_, *b = b_;                                                                    \
+        for (size_t k = 0; k < count; k++, o += PACKED_##sfx, a += PACKED_##sfx, b += PACKED_##sfx) {            \
+            V av, bv;                                                                                            \
+            I ai, bi;                                                                                            \
+            memcpy(&av, a, sizeof av);                                                                           \
+            memcpy(&ai, a + sizeof(V), sizeof ai);                                                               \
+            memcpy(&bv, b, sizeof bv);                                                                           \
+            memcpy(&bi, b + sizeof(V), sizeof bi);                                                               \
+            int take_b = want_max ? (bv > av) : (bv < av);                                                       \
+            if (!take_b && bv == av && bi < ai)                                                                  \
+                take_b = 1;                                                                                      \
+            V rv = take_b ? bv : av;                                                                             \
+            I ri = take_b ? bi : ai;                                                                             \
+            memcpy(o, &rv, sizeof rv);                                                                           \
+            memcpy(o + sizeof(V), &ri, sizeof ri);                                                               \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void minloc_##sfx(void *o, const void *a, const void *b, size_t n) { pair_loc_##sfx(o, a, b, n, 0); } \
+    static void maxloc_##sfx(void *o, const void *a, const void *b, size_t n) { pair_loc_##sfx(o, a, b, n, 1); } \
+    static void replace_##sfx(void *o, const void *a, const void *b, size_t n)                                   \
+    {                                                                                                            \
+        (void)a;                                                                                                 \
+        memmove(o, b, n *PACKED_##sfx);                                                                          \
+    }                                                                                                            \
+    static void noop_##sfx(void *o, const void *a, const void *b, size_t n)                                      \
+    {                                                                                                            \
+        (void)b;                                                                                                 \
+        memmove(o, a, n *PACKED_##sfx);                                                                          \
+    }                                                                                                            \
+    static void pack_##sfx(void *packed, const void *structs, size_t n)                                          \
+    {                                                                                                            \
+        const pair_struct_##sfx *s = structs;                                                                    \
+        unsigned char *p = packed;                                                                               \
+        for (size_t k = 0; k < n; k++, p += PACKED_##sfx) {                                                      \
+            memcpy(p, &s[k].v, sizeof(V));                                                                       \
+            memcpy(p + sizeof(V), &s[k].i, sizeof(I));                                                           \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void unpack_##sfx(void *structs, const void *packed, size_t n)                                        \
+    {                                                                                                            \
+        pair_struct_##sfx *s = structs;                                                                          \
+        const unsigned char *p = packed;                                                                         \
+        for (size_t k = 0; k < n; k++, p += PACKED_##sfx) {                                                      \
+            memcpy(&s[k].v, p, sizeof(V));                                                                       \
+            memcpy(&s[k].i, p + sizeof(V), sizeof(I));                                                           \
+        }                                                                                                        \
     }
 
 PAIR_KERNELS(fi, float, int)
@@ -162,28 +157,38 @@ PAIR_KERNELS(dd, double, double)
 
 typedef struct {
     const char *name;
-    size_t size;         /* shoal layout */
-    size_t struct_size;  /* C struct, pairs only */
+    size_t size;        /* shoal layout */
+    size_t struct_size; /* C struct, pairs only */
     void (*pack)(void *, const void *, size_t);
     void (*unpack)(void *, const void *, size_t);
     core_reduce_fn ops[CORE_OP_COUNT];
 } type_info;
 
-#define INT_OPS(sfx)                                                              \
-    {[CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx, [CORE_OP_MIN] = min_##sfx, \
-     [CORE_OP_MAX] = max_##sfx, [CORE_OP_LAND] = land_##sfx, [CORE_OP_LOR] = lor_##sfx,  \
-     [CORE_OP_LXOR] = lxor_##sfx, [CORE_OP_BAND] = band_##sfx, [CORE_OP_BOR] = bor_##sfx, \
-     [CORE_OP_BXOR] = bxor_##sfx, [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx}
-#define FLOAT_OPS(sfx)                                                            \
-    {[CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx, [CORE_OP_MIN] = min_##sfx, \
-     [CORE_OP_MAX] = max_##sfx, [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx}
-#define COMPLEX_OPS(sfx)                                                          \
-    {[CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx,                       \
-     [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx}
-#define PAIR_INFO(name, sfx)                                                      \
-    {name, PACKED_##sfx, sizeof(pair_struct_##sfx), pack_##sfx, unpack_##sfx,      \
-     {[CORE_OP_MINLOC] = minloc_##sfx, [CORE_OP_MAXLOC] = maxloc_##sfx,            \
-      [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx}}
+#define INT_OPS(sfx)                                                                                                  \
+    {                                                                                                                 \
+        [CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx, [CORE_OP_MIN] = min_##sfx, [CORE_OP_MAX] = max_##sfx, \
+        [CORE_OP_LAND] = land_##sfx, [CORE_OP_LOR] = lor_##sfx, [CORE_OP_LXOR] = lxor_##sfx,                          \
+        [CORE_OP_BAND] = band_##sfx, [CORE_OP_BOR] = bor_##sfx, [CORE_OP_BXOR] = bxor_##sfx,                          \
+        [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx                                               \
+    }
+#define FLOAT_OPS(sfx)                                                                                                \
+    {                                                                                                                 \
+        [CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx, [CORE_OP_MIN] = min_##sfx, [CORE_OP_MAX] = max_##sfx, \
+        [CORE_OP_REPLACE] = replace_##sfx, [CORE_OP_NO_OP] = noop_##sfx                                               \
+    }
+#define COMPLEX_OPS(sfx)                                                                           \
+    {                                                                                              \
+        [CORE_OP_SUM] = sum_##sfx, [CORE_OP_PROD] = prod_##sfx, [CORE_OP_REPLACE] = replace_##sfx, \
+        [CORE_OP_NO_OP] = noop_##sfx                                                               \
+    }
+#define PAIR_INFO(name, sfx)                                                                                     \
+    {                                                                                                            \
+        name, PACKED_##sfx, sizeof(pair_struct_##sfx), pack_##sfx, unpack_##sfx,                                 \
+        {                                                                                                        \
+            [CORE_OP_MINLOC] = minloc_##sfx, [CORE_OP_MAXLOC] = maxloc_##sfx, [CORE_OP_REPLACE] = replace_##sfx, \
+            [CORE_OP_NO_OP] = noop_##sfx                                                                         \
+        }                                                                                                        \
+    }
 
 static const type_info types[CORE_TYPE_COUNT] = {
     [CORE_INT8] = {"int8", 1, 0, NULL, NULL, INT_OPS(i8)},
@@ -197,13 +202,19 @@ static const type_info types[CORE_TYPE_COUNT] = {
     [CORE_FLOAT] = {"float", sizeof(float), 0, NULL, NULL, FLOAT_OPS(f)},
     [CORE_DOUBLE] = {"double", sizeof(double), 0, NULL, NULL, FLOAT_OPS(d)},
     [CORE_LONG_DOUBLE] = {"long double", sizeof(long double), 0, NULL, NULL, FLOAT_OPS(ld)},
-    [CORE_BOOL] = {"bool", 1, 0, NULL, NULL,
-                   {[CORE_OP_LAND] = land_b, [CORE_OP_LOR] = lor_b, [CORE_OP_LXOR] = lxor_b,
-                    [CORE_OP_REPLACE] = replace_b, [CORE_OP_NO_OP] = noop_b}},
+    [CORE_BOOL] = {"bool",
+                   1,
+                   0,
+                   NULL,
+                   NULL,
+                   {[CORE_OP_LAND] = land_b,
+                    [CORE_OP_LOR] = lor_b,
+                    [CORE_OP_LXOR] = lxor_b,
+                    [CORE_OP_REPLACE] = replace_b,
+                    [CORE_OP_NO_OP] = noop_b}},
     [CORE_FLOAT_COMPLEX] = {"float complex", sizeof(float _Complex), 0, NULL, NULL, COMPLEX_OPS(cf)},
     [CORE_DOUBLE_COMPLEX] = {"double complex", sizeof(double _Complex), 0, NULL, NULL, COMPLEX_OPS(cd)},
-    [CORE_LONG_DOUBLE_COMPLEX] = {"long double complex", sizeof(long double _Complex), 0, NULL, NULL,
-                                  COMPLEX_OPS(cld)},
+    [CORE_LONG_DOUBLE_COMPLEX] = {"long double complex", sizeof(long double _Complex), 0, NULL, NULL, COMPLEX_OPS(cld)},
     [CORE_FLOAT_INT] = PAIR_INFO("float-int", fi),
     [CORE_DOUBLE_INT] = PAIR_INFO("double-int", di),
     [CORE_LONG_INT] = PAIR_INFO("long-int", li),
@@ -215,8 +226,7 @@ static const type_info types[CORE_TYPE_COUNT] = {
 };
 
 static const char *const op_names[CORE_OP_COUNT] = {
-    "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor",
-    "minloc", "maxloc", "replace", "no_op",
+    "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor", "minloc", "maxloc", "replace", "no_op",
 };
 
 core_reduce_fn core_reduce_kernel(core_type type, core_op op)
@@ -234,13 +244,18 @@ bool core_type_is_pair(core_type type) { return types[type].pack != NULL; }
 bool core_type_is_floating(core_type type)
 {
     switch (type) {
-    case CORE_FLOAT: case CORE_DOUBLE: case CORE_LONG_DOUBLE:
-    case CORE_FLOAT_COMPLEX: case CORE_DOUBLE_COMPLEX: case CORE_LONG_DOUBLE_COMPLEX:
-    case CORE_FLOAT_INT: case CORE_DOUBLE_INT: case CORE_LONG_DOUBLE_INT:
-    case CORE_FLOAT_FLOAT: case CORE_DOUBLE_DOUBLE:
-        return true;
-    default:
-        return false;
+    case CORE_FLOAT:
+    case CORE_DOUBLE:
+    case CORE_LONG_DOUBLE:
+    case CORE_FLOAT_COMPLEX:
+    case CORE_DOUBLE_COMPLEX:
+    case CORE_LONG_DOUBLE_COMPLEX:
+    case CORE_FLOAT_INT:
+    case CORE_DOUBLE_INT:
+    case CORE_LONG_DOUBLE_INT:
+    case CORE_FLOAT_FLOAT:
+    case CORE_DOUBLE_DOUBLE: return true;
+    default: return false;
     }
 }
 size_t core_pair_struct_size(core_type type) { return types[type].struct_size; }

@@ -89,46 +89,46 @@ typedef struct lane_ctx {
     int n, me;
     const uint64_t *epoch; /* the team's last epoch: exposures made now are posted with the next */
     lane_note *notes;      /* [n][LANE_ROUNDS] */
-    const pid_t *pids;    /* [n] process ids of the local ranks */
-    lane_slot *slots;     /* [n][LANE_ROUNDS][nslots] */
+    const pid_t *pids;     /* [n] process ids of the local ranks */
+    lane_slot *slots;      /* [n][LANE_ROUNDS][nslots] */
     int nslots;
-    char *staging;        /* [n][LANE_ROUNDS][stage_size], each area page-aligned */
-    size_t stage_stride;  /* bytes between two staging areas */
-    size_t stage_size;    /* usable bytes of one staging area */
-    int parity;           /* the current round's buffer: round % LANE_ROUNDS */
-    size_t stage_used;    /* bytes of my staging area taken this round */
-    size_t cma_chunk;     /* most bytes one process_vm_* call moves */
+    char *staging;          /* [n][LANE_ROUNDS][stage_size], each area page-aligned */
+    size_t stage_stride;    /* bytes between two staging areas */
+    size_t stage_size;      /* usable bytes of one staging area */
+    int parity;             /* the current round's buffer: round % LANE_ROUNDS */
+    size_t stage_used;      /* bytes of my staging area taken this round */
+    size_t cma_chunk;       /* most bytes one process_vm_* call moves */
     lane_request *requests; /* [n][LANE_ROUNDS][nrequests] two-sided lanes' requests */
-    uint32_t *nreq;       /* [n][LANE_ROUNDS] requests made this round */
+    uint32_t *nreq;         /* [n][LANE_ROUNDS] requests made this round */
     int nrequests;
-    void *host;           /* the host lane's own state, owned by the MPI layer */
+    void *host; /* the host lane's own state, owned by the MPI layer */
 } lane_ctx;
 
 /* What a lane can do, as the planner prices it (lane_describe). A new lane
  * describes itself with these; no cost formula names a lane. */
 typedef enum {
-    LANE_CAP_STAGED = 1u << 0,      /* copies through the node segment's staging areas, a window per round;
+    LANE_CAP_STAGED = 1u << 0,             /* copies through the node segment's staging areas, a window per round;
                                        reductions read what peers staged in place */
-    LANE_CAP_SINGLE_COPY = 1u << 1, /* readers touch the owner's own buffers (one copy in all) */
-    LANE_CAP_KERNEL_COPY = 1u << 2, /* each transfer is a system call on another process's memory: transfers
+    LANE_CAP_SINGLE_COPY = 1u << 1,        /* readers touch the owner's own buffers (one copy in all) */
+    LANE_CAP_KERNEL_COPY = 1u << 2,        /* each transfer is a system call on another process's memory: transfers
                                        into or out of one process at once queue on its page tables */
-    LANE_CAP_PUT = 1u << 3,         /* writes into what a peer exposed */
-    LANE_CAP_VIEW = 1u << 4,        /* a reader takes a view of a peer's exposure (no request first) */
-    LANE_CAP_TWO_SIDED = 1u << 5,   /* request before the round, served after it: no view, no put */
-    LANE_CAP_NOTES = 1u << 6,       /* slot 0 readable through its note, without the owner's flag */
-    LANE_CAP_SEGMENT = 1u << 7,     /* needs the node's shared segment */
+    LANE_CAP_PUT = 1u << 3,                /* writes into what a peer exposed */
+    LANE_CAP_VIEW = 1u << 4,               /* a reader takes a view of a peer's exposure (no request first) */
+    LANE_CAP_TWO_SIDED = 1u << 5,          /* request before the round, served after it: no view, no put */
+    LANE_CAP_NOTES = 1u << 6,              /* slot 0 readable through its note, without the owner's flag */
+    LANE_CAP_SEGMENT = 1u << 7,            /* needs the node's shared segment */
     LANE_CAP_CROSSES_NODES = 1u << 8,      /* reaches ranks of other nodes too */
     LANE_CAP_SAME_ADDRESS_SPACE = 1u << 9, /* ranks share one address space (threads) */
-    LANE_CAP_EVERY_TEAM = 1u << 10, /* usable on every team: where no data moves, and the fallback */
+    LANE_CAP_EVERY_TEAM = 1u << 10,        /* usable on every team: where no data moves, and the fallback */
 } lane_cap;
 
 /* A lane as the planner and the cost model know it, whether its code is in
  * this layer (cells, cma) or plugged in from above (host, the MPI layer). */
 typedef struct lane_desc {
     lane_id id;
-    const char *name;        /* as SHOAL_LANES, tuning files and shoal explain write it */
-    unsigned caps;           /* lane_cap bits */
-    lane_cost default_cost;  /* until a tuning file or the start-up probe says otherwise */
+    const char *name;       /* as SHOAL_LANES, tuning files and shoal explain write it */
+    unsigned caps;          /* lane_cap bits */
+    lane_cost default_cost; /* until a tuning file or the start-up probe says otherwise */
 } lane_desc;
 
 /* The description of lane l (l < LANE_COUNT). */
@@ -172,7 +172,6 @@ typedef struct lane_ops {
 
 extern const lane_ops lane_cells;
 extern const lane_ops lane_cma;
-
 
 /* Records a request in this rank's table for the round; returns its index
  * (unique for the round), for two-sided lanes to tag their messages. */

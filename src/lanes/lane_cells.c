@@ -84,8 +84,8 @@ int lane_request_add(lane_ctx *ctx, int owner, int slot, size_t off, size_t len)
     uint32_t *count = &ctx->nreq[(size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity];
     if ((int)*count >= ctx->nrequests)
         core_fatal("internal: more than %d requests in one round", ctx->nrequests);
-    lane_request *r = &ctx->requests[((size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity) * (size_t)ctx->nrequests +
-                                     *count];
+    lane_request *r =
+        &ctx->requests[((size_t)ctx->me * LANE_ROUNDS + (size_t)ctx->parity) * (size_t)ctx->nrequests + *count];
     r->owner = (uint32_t)owner;
     r->slot = (uint32_t)slot;
     r->off = off;

@@ -34,10 +34,7 @@ void shim_start(void);
 void shim_stop(void);
 
 /* True when shoal should try to handle this collective at all. */
-static inline bool shim_wants(core_coll c)
-{
-    return shim_active && !(core_config_get()->disabled_colls & (1u << c));
-}
+static inline bool shim_wants(core_coll c) { return shim_active && !(core_config_get()->disabled_colls & (1u << c)); }
 
 /* ---- communicators (shim_comm.c) ---- */
 
@@ -66,8 +63,8 @@ typedef struct shim_comm {
     uint64_t team_id; /* names the team alike on its ranks, for parking */
     shim_host_state host;
     /* per-call scratch owned by the wrappers */
-    size_t *sizes;        /* 4 * size entries for v-variants */
-    void *pack[2];        /* packing buffers for non-dense datatypes */
+    size_t *sizes; /* 4 * size entries for v-variants */
+    void *pack[2]; /* packing buffers for non-dense datatypes */
     size_t pack_size[2];
     struct shim_comm *next;
 } shim_comm;
@@ -139,13 +136,13 @@ typedef struct shim_lane_sample {
 typedef struct shim_node_probe {
     shim_timing timing;
     shim_probe_depth depth;
-    int rank;                 /* in timing.comm */
-    shim_comm *pair;          /* this rank's pair's team; NULL: an odd rank out */
+    int rank;        /* in timing.comm */
+    shim_comm *pair; /* this rank's pair's team; NULL: an odd rank out */
     int pair_index;
-    int cores;                /* cores the node's ranks run on */
-    int max_movers;           /* lanes are timed with 1, 2, 4 ... up to this many ranks moving at once
+    int cores;                 /* cores the node's ranks run on */
+    int max_movers;            /* lanes are timed with 1, 2, 4 ... up to this many ranks moving at once
                                  (MPI_Init's probe: 2 only, the latency with 1) */
-    bool lanes[LANE_COUNT];   /* the lanes to measure (usable on every pair) */
+    bool lanes[LANE_COUNT];    /* the lanes to measure (usable on every pair) */
     shim_lane_sample *samples; /* every lane timing, when not NULL (shoal tune --samples) */
     int nsamples, max_samples;
 } shim_node_probe;
@@ -170,10 +167,10 @@ void shim_types_init(void);
 
 /* Memory layout of count elements of a datatype as shoal moves them. */
 typedef struct shim_layout {
-    size_t size;      /* bytes of data per element (MPI_Type_size) */
-    MPI_Aint extent;  /* distance between consecutive elements */
-    MPI_Aint lb;      /* where an element's bytes begin, from its address */
-    bool dense;       /* an element is its size bytes at lb, elements abut */
+    size_t size;     /* bytes of data per element (MPI_Type_size) */
+    MPI_Aint extent; /* distance between consecutive elements */
+    MPI_Aint lb;     /* where an element's bytes begin, from its address */
+    bool dense;      /* an element is its size bytes at lb, elements abut */
 } shim_layout;
 
 /* False for MPI_DATATYPE_NULL or a handle MPI rejects. */

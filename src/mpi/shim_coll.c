@@ -133,8 +133,8 @@ static char *blocks_at(shim_comm *sc, int scratch, const void *buf, shim_array c
     return shim_comm_scratch(sc, scratch, total ? total : 1);
 }
 
-static void block_pack(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf,
-                       shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
+static void block_pack(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf, shim_array counts,
+                       shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
 {
     MPI_Count count = array_at(counts, i);
     if (l->dense || !count)
@@ -144,9 +144,8 @@ static void block_pack(char *base, const size_t *bytes, const size_t *offs, int 
               (int)bytes[i], &pos, comm);
 }
 
-static void block_unpack(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf,
-                         shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
-                         MPI_Comm comm)
+static void block_unpack(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf, shim_array counts,
+                         shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
 {
     MPI_Count count = array_at(counts, i);
     if (l->dense || !count)
@@ -190,16 +189,16 @@ static bool bcast_by_shoal(void *buf, MPI_Count count, MPI_Datatype type, int ro
     shim_comm *sc;
     shim_layout l;
     coll_team *t = team_for(CORE_COLL_BCAST, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size || !shim_layout_of(type, &l) || !takes(&l, count) ||
-        buf == MPI_IN_PLACE || bad_pointer(buf, &l, count))
+    if (!t || root < 0 || root >= sc->size || !shim_layout_of(type, &l) || !takes(&l, count) || buf == MPI_IN_PLACE ||
+        bad_pointer(buf, &l, count))
         return false;
     size_t bytes = (size_t)count * l.size;
     if (l.dense) {
         coll_bcast(t, (char *)buf + l.lb, bytes, root);
         return true;
     }
-    char *tmp = sc->rank == root ? (char *)send_bytes(sc, 0, buf, count, type, &l, comm)
-                                 : recv_bytes(sc, 0, buf, count, &l);
+    char *tmp =
+        sc->rank == root ? (char *)send_bytes(sc, 0, buf, count, type, &l, comm) : recv_bytes(sc, 0, buf, count, &l);
     coll_bcast(t, tmp, bytes, root);
     if (sc->rank != root)
         recv_finish(sc, 0, buf, count, type, &l, comm);
@@ -220,15 +219,15 @@ typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER } re
 /* Runs a reduction given validated arguments; sbuf NULL means in place.
  * count: elements of the result (REDUCE_SCATTER: mine, the blocks being
  * counts[i] elements from element firsts[i]; NULL for the other kinds). */
-static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, void *rbuf, size_t count,
-                          core_type ct, core_op op, int root, const size_t *counts, const size_t *firsts)
+static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, void *rbuf, size_t count, core_type ct,
+                          core_op op, int root, const size_t *counts, const size_t *firsts)
 {
     coll_team *t = &sc->team;
     int n = sc->size;
     bool has_result = kind != REDUCE_ONE || sc->rank == root;
     size_t in_count = kind == REDUCE_SCATTER_BLOCK ? count * (size_t)n
-                      : kind == REDUCE_SCATTER   ? firsts[n - 1] + counts[n - 1]
-                                                 : count;
+                      : kind == REDUCE_SCATTER     ? firsts[n - 1] + counts[n - 1]
+                                                   : count;
     const void *in = sbuf;
     void *out = rbuf;
     if (needs_pair_packing(ct)) {
@@ -280,12 +279,13 @@ static bool reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_D
         return false;
     bool is_root = sc->rank == root;
     bool in_place = sbuf == MPI_IN_PLACE;
-    if ((in_place && !is_root) || (count && (!(in_place ? rbuf : sbuf) || (is_root && (!rbuf || rbuf == MPI_IN_PLACE)))) ||
+    if ((in_place && !is_root) ||
+        (count && (!(in_place ? rbuf : sbuf) || (is_root && (!rbuf || rbuf == MPI_IN_PLACE)))) ||
         (is_root && count && sbuf == rbuf))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_ONE, in_place ? NULL : sbuf, is_root ? rbuf : NULL, (size_t)count, ct, cop, root,
-                      NULL, NULL);
+        run_reduction(sc, REDUCE_ONE, in_place ? NULL : sbuf, is_root ? rbuf : NULL, (size_t)count, ct, cop, root, NULL,
+                      NULL);
     return true;
 }
 
@@ -296,17 +296,15 @@ static bool allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MP
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_ALLREDUCE, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE ||
-        (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
-        run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL,
-                      NULL);
+        run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL, NULL);
     return true;
 }
 
-static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm, const char *name)
+static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                         const char *name)
 {
     shim_comm *sc;
     core_type ct;
@@ -321,8 +319,8 @@ static bool rsb_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     return true;
 }
 
-static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Datatype type, MPI_Op op,
-                        MPI_Comm comm, const char *name)
+static bool rs_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                        const char *name)
 {
     shim_comm *sc;
     core_type ct;
@@ -455,9 +453,8 @@ static bool allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype 
     return true;
 }
 
-static bool allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                                shim_array rcounts, shim_array displs, MPI_Datatype rtype, MPI_Comm comm,
-                                const char *name)
+static bool allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, shim_array rcounts,
+                                shim_array displs, MPI_Datatype rtype, MPI_Comm comm, const char *name)
 {
     shim_comm *sc;
     shim_layout sl, rl;
@@ -514,9 +511,8 @@ static bool scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     return true;
 }
 
-static bool scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array displs, MPI_Datatype stype,
-                              void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                              const char *name)
+static bool scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array displs, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, const char *name)
 {
     shim_comm *sc;
     shim_layout sl, rl;
@@ -579,8 +575,8 @@ static bool alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype s
     return true;
 }
 
-static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array sdispls, MPI_Datatype stype,
-                               void *rbuf, shim_array rcounts, shim_array rdispls, MPI_Datatype rtype, MPI_Comm comm,
+static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array sdispls, MPI_Datatype stype, void *rbuf,
+                               shim_array rcounts, shim_array rdispls, MPI_Datatype rtype, MPI_Comm comm,
                                const char *name)
 {
     shim_comm *sc;
@@ -590,8 +586,8 @@ static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array 
         return false;
     int n = sc->size;
     bool in_place = sbuf == MPI_IN_PLACE;
-    bool ok = shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && counts_ok(rcounts, rdispls, n, &rl) &&
-              !(sbuf == rbuf);
+    bool ok =
+        shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && counts_ok(rcounts, rdispls, n, &rl) && !(sbuf == rbuf);
     if (ok && !in_place)
         ok = shim_layout_of(stype, &sl) && counts_ok(scounts, sdispls, n, &sl);
     if (!ok)
@@ -605,8 +601,7 @@ static bool alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array 
         sbase = blocks_at(sc, 0, rbuf, rcounts, rdispls, &packed, sbytes, soffs);
         for (int i = 0; i < n; i++) {
             if (rl.dense)
-                memcpy(sbase + soffs[i], (char *)rbuf + rl.lb + (MPI_Aint)array_at(rdispls, i) * rl.extent,
-                       sbytes[i]);
+                memcpy(sbase + soffs[i], (char *)rbuf + rl.lb + (MPI_Aint)array_at(rdispls, i) * rl.extent, sbytes[i]);
             else
                 block_pack(sbase, sbytes, soffs, i, rbuf, rcounts, rdispls, rtype, &rl, comm);
         }
@@ -667,8 +662,8 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
     return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+                MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     if (gatherv_by_shoal(sbuf, scount, stype, rbuf, INTS(rcounts), INTS(displs), rtype, root, comm, "MPI_Gatherv"))
         return MPI_SUCCESS;
@@ -691,16 +686,16 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                int root, MPI_Comm comm)
+int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm)
 {
     if (scatter_by_shoal(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, "MPI_Scatter"))
         return MPI_SUCCESS;
     return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     if (scatterv_by_shoal(sbuf, INTS(scounts), INTS(displs), stype, rbuf, rcount, rtype, root, comm, "MPI_Scatterv"))
         return MPI_SUCCESS;
@@ -775,8 +770,7 @@ int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *r
 int MPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
                   const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (gatherv_by_shoal(sbuf, scount, stype, rbuf, COUNTS(rcounts), AINTS(displs), rtype, root, comm,
-                         "MPI_Gatherv_c"))
+    if (gatherv_by_shoal(sbuf, scount, stype, rbuf, COUNTS(rcounts), AINTS(displs), rtype, root, comm, "MPI_Gatherv_c"))
         return MPI_SUCCESS;
     return PMPI_Gatherv_c(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
 }
@@ -792,8 +786,7 @@ int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void
 int MPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    if (allgatherv_by_shoal(sbuf, scount, stype, rbuf, COUNTS(rcounts), AINTS(displs), rtype, comm,
-                            "MPI_Allgatherv_c"))
+    if (allgatherv_by_shoal(sbuf, scount, stype, rbuf, COUNTS(rcounts), AINTS(displs), rtype, comm, "MPI_Allgatherv_c"))
         return MPI_SUCCESS;
     return PMPI_Allgatherv_c(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
@@ -806,8 +799,8 @@ int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *
     return PMPI_Scatter_c(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype,
-                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int MPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     if (scatterv_by_shoal(sbuf, COUNTS(scounts), AINTS(displs), stype, rbuf, rcount, rtype, root, comm,
                           "MPI_Scatterv_c"))
@@ -824,8 +817,7 @@ int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void 
 }
 
 int MPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype,
-                    void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype,
-                    MPI_Comm comm)
+                    void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     if (alltoallv_by_shoal(sbuf, COUNTS(scounts), AINTS(sdispls), stype, rbuf, COUNTS(rcounts), AINTS(rdispls), rtype,
                            comm, "MPI_Alltoallv_c"))

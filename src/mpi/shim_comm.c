@@ -98,10 +98,7 @@ static parked_team *claim_parked(const shim_comm *sc)
     return p;
 }
 
-uint64_t shim_plans_fingerprint(void)
-{
-    return core_config_get()->fingerprint ^ plan_model_get()->fingerprint;
-}
+uint64_t shim_plans_fingerprint(void) { return core_config_get()->fingerprint ^ plan_model_get()->fingerprint; }
 
 #define MAX_ALIKE 8
 void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm)
@@ -119,7 +116,7 @@ void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm)
 
 /* What the ranks of a communicator agree on before shoal takes it over. */
 typedef struct team_agreement {
-    bool same_plans;   /* every rank prices calls alike */
+    bool same_plans;    /* every rank prices calls alike */
     parked_team *adopt; /* the parked team every rank offered, NULL: none */
 } team_agreement;
 
@@ -141,8 +138,10 @@ static team_agreement agree(shim_comm *sc)
         a.adopt = p;
     } else {
         if (p)
-            core_log_debug(1, "communicator of %d ranks: not every rank offered the same parked team; "
-                              "dropping this rank's", sc->size);
+            core_log_debug(1,
+                           "communicator of %d ranks: not every rank offered the same parked team; "
+                           "dropping this rank's",
+                           sc->size);
         drop_parked(p);
     }
     return a;
@@ -279,8 +278,8 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
         /* Parked teams hold /dev/shm pages: give them back (every rank
          * alike: all know the error) and try once more, when all have (a
          * segment's pages are freed with its last mapping). */
-        core_log_debug(1, "no room for a %llu-byte segment (%s): dropping parked teams and trying again",
-                       offer.size, strerror(offer.err));
+        core_log_debug(1, "no room for a %llu-byte segment (%s): dropping parked teams and trying again", offer.size,
+                       strerror(offer.err));
         drop_all_parked();
         PMPI_Barrier(comm);
         offer = offer_segment(sc, comm, &seg);
@@ -334,8 +333,7 @@ static void take_over(shim_comm *sc)
         PMPI_Comm_free(&node);
         if (node_size != sc->size) {
             /* Every node sees a node part smaller than comm: all agree. */
-            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI",
-                          sc->size);
+            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI", sc->size);
             return;
         }
         if (!a.same_plans) {
@@ -418,7 +416,8 @@ shim_comm *shim_comm_team(MPI_Comm comm)
         if (sc->calls < warmup) {
             sc->calls++;
             core_log_once("a communicator's first %ld collectives go to the host MPI; shoal takes over at the "
-                          "next (SHOAL_COMM_WARMUP)", warmup);
+                          "next (SHOAL_COMM_WARMUP)",
+                          warmup);
             return NULL;
         }
     }

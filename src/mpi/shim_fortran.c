@@ -37,10 +37,10 @@ static void *host_binding(const char *name, void *_Atomic *cache)
     return fn;
 }
 
-#define HOST(type, name)                                  \
-    ({                                                    \
-        static void *_Atomic cache_;                      \
-        (type *)host_binding(name, &cache_);              \
+#define HOST(type, name)                     \
+    ({                                       \
+        static void *_Atomic cache_;         \
+        (type *)host_binding(name, &cache_); \
     })
 
 /* After the host's Fortran MPI_Init*: shoal starts as after C's. */
@@ -104,7 +104,10 @@ static void barrier_of(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barr
 /* Fortran passes these markers by address: common blocks whose symbol name
  * depends on the compiler's convention, so every spelling the host may
  * define is a marker. */
-#define MARKER_NAMES(lower, upper) {upper, lower, lower "_", lower "__"}
+#define MARKER_NAMES(lower, upper)          \
+    {                                       \
+        upper, lower, lower "_", lower "__" \
+    }
 static const void *in_place_markers[4], *bottom_markers[4];
 static pthread_once_t markers_once = PTHREAD_ONCE_INIT;
 
@@ -170,29 +173,28 @@ FORTRAN_ENTRY(comm_free, COMM_FREE, (MPI_Fint * comm, MPI_Fint *ierr))
 
 FORTRAN_ENTRY(barrier, BARRIER, (MPI_Fint * comm, MPI_Fint *ierr)) { barrier_of(comm, ierr); }
 
-FORTRAN_ENTRY(bcast, BCAST, (char *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))
+FORTRAN_ENTRY(bcast, BCAST,
+              (char *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))
 {
     set_ierr(ierr, MPI_Bcast(f2c_bottom(buf), (int)*count, TYPE(type), (int)*root, COMM(comm)));
 }
 
 FORTRAN_ENTRY(reduce, REDUCE,
-              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *root,
-               MPI_Fint *comm, MPI_Fint *ierr))
+              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm,
+               MPI_Fint *ierr))
 {
-    set_ierr(ierr, MPI_Reduce(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op), (int)*root,
-                              COMM(comm)));
+    set_ierr(ierr,
+             MPI_Reduce(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op), (int)*root, COMM(comm)));
 }
 
 FORTRAN_ENTRY(allreduce, ALLREDUCE,
-              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
-               MPI_Fint *ierr))
+              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
 {
     set_ierr(ierr, MPI_Allreduce(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op), COMM(comm)));
 }
 
 FORTRAN_ENTRY(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
-              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
-               MPI_Fint *ierr))
+              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
 {
     set_ierr(ierr, MPI_Reduce_scatter_block(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op),
                                             COMM(comm)));
@@ -200,8 +202,7 @@ FORTRAN_ENTRY(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
 
 typedef void fortran_reduce_scatter_fn(char *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 FORTRAN_ENTRY(reduce_scatter, REDUCE_SCATTER,
-              (char *sbuf, char *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
-               MPI_Fint *ierr))
+              (char *sbuf, char *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
 {
     if (!FINT_IS_INT) {
         HOST(fortran_reduce_scatter_fn, "ompi_reduce_scatter_f")(sbuf, rbuf, rcounts, type, op, comm, ierr);
@@ -219,15 +220,14 @@ FORTRAN_ENTRY(gather, GATHER,
                               TYPE(rtype), (int)*root, COMM(comm)));
 }
 
-typedef void fortran_gatherv_fn(char *, MPI_Fint *, MPI_Fint *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
-                                MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void fortran_gatherv_fn(char *, MPI_Fint *, MPI_Fint *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                MPI_Fint *, MPI_Fint *);
 FORTRAN_ENTRY(gatherv, GATHERV,
               (char *sbuf, MPI_Fint *scount, MPI_Fint *stype, char *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
                MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))
 {
     if (!FINT_IS_INT) {
-        HOST(fortran_gatherv_fn, "ompi_gatherv_f")(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
-                                                   ierr);
+        HOST(fortran_gatherv_fn, "ompi_gatherv_f")(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, ierr);
         return;
     }
     set_ierr(ierr, MPI_Gatherv(f2c_in_place(sbuf), (int)*scount, TYPE(stype), f2c_bottom(rbuf), (const int *)rcounts,
@@ -249,12 +249,11 @@ FORTRAN_ENTRY(allgatherv, ALLGATHERV,
                MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr))
 {
     if (!FINT_IS_INT) {
-        HOST(fortran_allgatherv_fn, "ompi_allgatherv_f")(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm,
-                                                         ierr);
+        HOST(fortran_allgatherv_fn, "ompi_allgatherv_f")(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, ierr);
         return;
     }
-    set_ierr(ierr, MPI_Allgatherv(f2c_in_place(sbuf), (int)*scount, TYPE(stype), f2c_bottom(rbuf),
-                                  (const int *)rcounts, (const int *)displs, TYPE(rtype), COMM(comm)));
+    set_ierr(ierr, MPI_Allgatherv(f2c_in_place(sbuf), (int)*scount, TYPE(stype), f2c_bottom(rbuf), (const int *)rcounts,
+                                  (const int *)displs, TYPE(rtype), COMM(comm)));
 }
 
 /* Scatter's MPI_IN_PLACE is the receive buffer. */
@@ -266,15 +265,15 @@ FORTRAN_ENTRY(scatter, SCATTER,
                                TYPE(rtype), (int)*root, COMM(comm)));
 }
 
-typedef void fortran_scatterv_fn(char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, char *, MPI_Fint *, MPI_Fint *,
-                                 MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void fortran_scatterv_fn(char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                 MPI_Fint *, MPI_Fint *);
 FORTRAN_ENTRY(scatterv, SCATTERV,
               (char *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype, char *rbuf, MPI_Fint *rcount,
                MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr))
 {
     if (!FINT_IS_INT) {
-        HOST(fortran_scatterv_fn, "ompi_scatterv_f")(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
-                                                     ierr);
+        HOST(fortran_scatterv_fn, "ompi_scatterv_f")
+        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, ierr);
         return;
     }
     set_ierr(ierr, MPI_Scatterv(f2c_bottom(sbuf), (const int *)scounts, (const int *)displs, TYPE(stype),
@@ -296,13 +295,13 @@ FORTRAN_ENTRY(alltoallv, ALLTOALLV,
                MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr))
 {
     if (!FINT_IS_INT) {
-        HOST(fortran_alltoallv_fn, "ompi_alltoallv_f")(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
-                                                       comm, ierr);
+        HOST(fortran_alltoallv_fn, "ompi_alltoallv_f")
+        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, ierr);
         return;
     }
-    set_ierr(ierr, MPI_Alltoallv(f2c_in_place(sbuf), (const int *)scounts, (const int *)sdispls, TYPE(stype),
-                                 f2c_bottom(rbuf), (const int *)rcounts, (const int *)rdispls, TYPE(rtype),
-                                 COMM(comm)));
+    set_ierr(ierr,
+             MPI_Alltoallv(f2c_in_place(sbuf), (const int *)scounts, (const int *)sdispls, TYPE(stype),
+                           f2c_bottom(rbuf), (const int *)rcounts, (const int *)rdispls, TYPE(rtype), COMM(comm)));
 }
 
 #elif defined(MPICH)

@@ -86,7 +86,10 @@ static void host_complete(lane_ctx *ctx)
     st->nreqs = 0;
 }
 
-static _Noreturn void host_unsupported(void) { core_fatal("internal: a one-sided operation on the two-sided host lane"); }
+static _Noreturn void host_unsupported(void)
+{
+    core_fatal("internal: a one-sided operation on the two-sided host lane");
+}
 
 static void host_fetch(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len)
 {

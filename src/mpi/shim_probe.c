@@ -197,8 +197,7 @@ static void exchange_once(void *p)
 /* This rank's part in one transfer of len bytes on lane with `movers` ranks
  * reading at once: movers 1 is one way within pair 0, else movers/2 pairs
  * both ways. t NULL: this rank sits out. */
-static exchange_arg exchange_for(const shim_node_probe *p, lane_id lane, size_t len, int movers, char *send,
-                                 char *recv)
+static exchange_arg exchange_for(const shim_node_probe *p, lane_id lane, size_t len, int movers, char *send, char *recv)
 {
     exchange_arg a = {0};
     int pairs = movers == 1 ? 1 : movers / 2;
@@ -306,15 +305,16 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
          * buffer twice, a window or the lane's largest size, untimed. */
         exchange_arg warm = {0};
         if (p->pair)
-            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank, send, recv,
-                                  sizes[ns - 1] < window ? sizes[ns - 1] : window};
+            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank,
+                                  send,           recv,       sizes[ns - 1] < window ? sizes[ns - 1] : window};
         for (int r = 0; r < 2 * LANE_ROUNDS; r++)
             exchange_once(&warm);
-        pts[npts++] = (lane_point){.lane = (lane_id)l, .latency = true, .s = {8, 1, 0},
-                                   .arg = exchange_for(p, (lane_id)l, 8, 1, send, recv)};
+        pts[npts++] = (lane_point){
+            .lane = (lane_id)l, .latency = true, .s = {8, 1, 0}, .arg = exchange_for(p, (lane_id)l, 8, 1, send, recv)};
         for (int k = 0; k < nm; k++)
             for (int i = 0; i < ns; i++)
-                pts[npts++] = (lane_point){.lane = (lane_id)l, .s = {(double)sizes[i], movers[k], 0},
+                pts[npts++] = (lane_point){.lane = (lane_id)l,
+                                           .s = {(double)sizes[i], movers[k], 0},
                                            .arg = exchange_for(p, (lane_id)l, sizes[i], movers[k], send, recv)};
     }
     for (int i = 0; i < npts; i++)
@@ -340,8 +340,8 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
             add_sample(p, (lane_id)l, (size_t)pts[i].s.bytes, pts[i].s.movers, t);
             /* The model's lane figures are for movers on cores of their own. */
             if (nfit < MAX_LANE_SAMPLES)
-                fit[nfit++] = (plan_sample){pts[i].s.bytes, pts[i].s.movers,
-                                            t / plan_cpu_share(pts[i].s.movers, p->cores)};
+                fit[nfit++] =
+                    (plan_sample){pts[i].s.bytes, pts[i].s.movers, t / plan_cpu_share(pts[i].s.movers, p->cores)};
         }
         lane_cost c;
         double err = nfit ? plan_fit_lane(fit, nfit, latency, &c) : -1;
@@ -368,13 +368,13 @@ typedef struct probe_figures {
 } probe_figures;
 
 /* A CPU of mask other than `not` (-1: none), the current one if it may. */
-static int cpu_in(const cpu_set_t *mask, int not)
+static int cpu_in(const cpu_set_t *mask, int not )
 {
     int now = sched_getcpu();
-    if (now >= 0 && now != not && CPU_ISSET(now, mask))
+    if (now >= 0 && now != not &&CPU_ISSET(now, mask))
         return now;
     for (int c = 0; c < CPU_SETSIZE; c++)
-        if (c != not && CPU_ISSET(c, mask))
+        if (c != not &&CPU_ISSET(c, mask))
             return c;
     return -1;
 }

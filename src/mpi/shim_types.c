@@ -16,8 +16,8 @@ static unsigned op_bits(const core_op *ops)
 
 typedef struct predefined {
     MPI_Datatype type;
-    core_type ctype;     /* CORE_TYPE_COUNT: moved as bytes, never reduced */
-    unsigned ops;        /* allowed operations */
+    core_type ctype; /* CORE_TYPE_COUNT: moved as bytes, never reduced */
+    unsigned ops;    /* allowed operations */
     shim_layout layout;
 } predefined;
 
@@ -79,8 +79,7 @@ static void add(MPI_Datatype type, core_type ctype, unsigned ops)
     if (ctype != CORE_TYPE_COUNT) {
         size_t want = core_type_is_pair(ctype) ? core_pair_struct_size(ctype) : core_type_size(ctype);
         /* Reduce only when MPI's element is exactly the C object we compute on. */
-        if ((size_t)layout.extent != want || layout.lb != 0 ||
-            (!core_type_is_pair(ctype) && layout.size != want))
+        if ((size_t)layout.extent != want || layout.lb != 0 || (!core_type_is_pair(ctype) && layout.size != want))
             ctype = CORE_TYPE_COUNT;
     }
     size_t i = slot_of(type);
@@ -106,9 +105,9 @@ static void add_float(MPI_Datatype type, unsigned ops, bool is_complex)
     if (!is_complex)
         ct = size == sizeof(float) ? CORE_FLOAT : size == sizeof(double) ? CORE_DOUBLE : CORE_TYPE_COUNT;
     else
-        ct = size == sizeof(float _Complex) ? CORE_FLOAT_COMPLEX
+        ct = size == sizeof(float _Complex)    ? CORE_FLOAT_COMPLEX
              : size == sizeof(double _Complex) ? CORE_DOUBLE_COMPLEX
-                                                : CORE_TYPE_COUNT;
+                                               : CORE_TYPE_COUNT;
     add(type, ct, ops);
 }
 
@@ -122,10 +121,9 @@ void shim_types_init(void)
     PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
-    unsigned c_int = OPS(CORE_OP_SUM, CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX, CORE_OP_LAND, CORE_OP_LOR,
-                         CORE_OP_LXOR, CORE_OP_BAND, CORE_OP_BOR, CORE_OP_BXOR);
-    unsigned f_int = OPS(CORE_OP_SUM, CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX, CORE_OP_BAND, CORE_OP_BOR,
-                         CORE_OP_BXOR);
+    unsigned c_int = OPS(CORE_OP_SUM, CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX, CORE_OP_LAND, CORE_OP_LOR, CORE_OP_LXOR,
+                         CORE_OP_BAND, CORE_OP_BOR, CORE_OP_BXOR);
+    unsigned f_int = OPS(CORE_OP_SUM, CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX, CORE_OP_BAND, CORE_OP_BOR, CORE_OP_BXOR);
     unsigned floating = OPS(CORE_OP_SUM, CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX);
     unsigned complex_ops = OPS(CORE_OP_SUM, CORE_OP_PROD);
     unsigned logical = OPS(CORE_OP_LAND, CORE_OP_LOR, CORE_OP_LXOR);
@@ -215,8 +213,8 @@ bool shim_layout_of(MPI_Datatype type, shim_layout *out)
 
 static bool core_op_of(MPI_Op op, core_op *out)
 {
-    const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MIN,  MPI_MAX,  MPI_LAND,   MPI_LOR,
-                          MPI_LXOR, MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MIN, MPI_MAX,  MPI_LAND,   MPI_LOR,
+                          MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
     const core_op cops[] = {CORE_OP_SUM,  CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX,  CORE_OP_LAND,   CORE_OP_LOR,
                             CORE_OP_LXOR, CORE_OP_BAND, CORE_OP_BOR, CORE_OP_BXOR, CORE_OP_MINLOC, CORE_OP_MAXLOC};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)

@@ -46,12 +46,12 @@ struct plan_candidate;
 typedef double (*plan_cost_fn)(const struct pricing *p, lane_id lane, const struct plan_candidate *c);
 typedef struct plan_algorithm {
     plan_algo id;
-    const char *name;        /* as SHOAL_ALGO, tuning files and shoal explain write it */
+    const char *name; /* as SHOAL_ALGO, tuning files and shoal explain write it */
     const char *description;
-    unsigned colls;          /* bit per core_coll it serves */
-    unsigned needs;          /* lane_cap bits a lane must have to carry it */
-    bool pipelined;          /* priced at several fanouts and chunk sizes */
-    plan_cost_fn cost;       /* its formula: the critical path of the slowest rank */
+    unsigned colls;    /* bit per core_coll it serves */
+    unsigned needs;    /* lane_cap bits a lane must have to carry it */
+    bool pipelined;    /* priced at several fanouts and chunk sizes */
+    plan_cost_fn cost; /* its formula: the critical path of the slowest rank */
 } plan_algorithm;
 
 /* The table, in plan_algo order (each collective's candidates in that order). */
@@ -68,14 +68,14 @@ const char *plan_lanes_label(lane_id lane, lane_id stripe);
 
 typedef struct plan_query {
     core_coll coll;
-    size_t bytes;       /* the per-rank payload: message (bcast, reduce, allreduce),
+    size_t bytes; /* the per-rank payload: message (bcast, reduce, allreduce),
                            block per rank (gather, allgather, scatter, alltoall, rsb);
                            0 for the v-variants, whose sizes no rank knows in full */
-    int n;              /* ranks in the team */
-    int ppn;            /* processes of the node that move data at once (>= n) */
-    int cores;          /* cores those processes run on; 0: as many as they need */
+    int n;        /* ranks in the team */
+    int ppn;      /* processes of the node that move data at once (>= n) */
+    int cores;    /* cores those processes run on; 0: as many as they need */
     bool usable[LANE_COUNT];
-    size_t window;      /* cells lane window per round */
+    size_t window; /* cells lane window per round */
 } plan_query;
 
 /* Striping: a transfer split across two lanes in proportion to their
@@ -86,15 +86,15 @@ typedef struct plan_query {
 typedef struct plan_choice {
     plan_algo algo;
     lane_id lane;
-    lane_id stripe;       /* second lane carrying stripe_share of every transfer; LANE_COUNT: none */
+    lane_id stripe; /* second lane carrying stripe_share of every transfer; LANE_COUNT: none */
     double stripe_share;
     /* Gather by push, scatter by pull on a lane that can also put: the
      * share of every other rank's block the root moves itself, after its
      * own copy, while those ranks move the rest; 0: they move it all. */
     double root_share;
-    int fanout;         /* trees: children per node */
-    size_t chunk;       /* pipelining unit, bytes */
-    double model_ns;    /* the modelled time of the choice */
+    int fanout;      /* trees: children per node */
+    size_t chunk;    /* pipelining unit, bytes */
+    double model_ns; /* the modelled time of the choice */
     /* v-variants: a rank whose data is at most eager_limit bytes sends it
      * with the size headers on `lane`; if any rank's data is larger, all
      * move it on large_lane. */
@@ -108,14 +108,14 @@ plan_choice plan_choose(const plan_query *q);
 typedef struct plan_candidate {
     plan_algo algo;
     lane_id lane;
-    lane_id stripe;     /* LANE_COUNT: none */
+    lane_id stripe; /* LANE_COUNT: none */
     double stripe_share;
-    double root_share;  /* as in plan_choice */
+    double root_share; /* as in plan_choice */
     int fanout;
     size_t chunk;
-    double formula_ns;  /* what the cost formula gives */
-    double factor;      /* the tuning file's calibration for it */
-    double ns;          /* formula_ns * factor */
+    double formula_ns;    /* what the cost formula gives */
+    double factor;        /* the tuning file's calibration for it */
+    double ns;            /* formula_ns * factor */
     const char *excluded; /* why it may not be chosen (forced choices), or NULL */
 } plan_candidate;
 

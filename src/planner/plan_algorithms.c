@@ -38,9 +38,9 @@ static double root_shared_ns(const pricing *p, lane_id l, double r)
 double plan_root_share(const pricing *p, plan_algo a, lane_id l)
 {
     const plan_query *q = p->q;
-    bool shares = lane_can(l, LANE_CAP_PUT) && q->n > 1 &&
-                  ((a == PLAN_MOVE_PUSH && q->coll == CORE_COLL_GATHER) ||
-                   (a == PLAN_MOVE_PULL && q->coll == CORE_COLL_SCATTER));
+    bool shares =
+        lane_can(l, LANE_CAP_PUT) && q->n > 1 &&
+        ((a == PLAN_MOVE_PUSH && q->coll == CORE_COLL_GATHER) || (a == PLAN_MOVE_PULL && q->coll == CORE_COLL_SCATTER));
     if (!shares || node_share(p) > 1)
         return 0;
     double lo = 0, hi = 0.5;
@@ -74,7 +74,7 @@ double plan_pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
         return (n - 1) * xfer_striped(p, l, stripe, share, S, 1) + own * buffer_copy_ns(p, S);
     }
     case CORE_COLL_SCATTER:
-    case CORE_COLL_SCATTERV: /* every rank reads its block from the root */
+    case CORE_COLL_SCATTERV:      /* every rank reads its block from the root */
         if (stripe != LANE_COUNT) /* the root sends every striped share */
             return maxd(maxd(xfer_striped(p, l, stripe, share, S, ppn), (n - 1) * xfer(p, stripe, S * share, 1)),
                         buffer_copy_ns(p, S));
@@ -109,7 +109,8 @@ static double bcast_flat_ns(const pricing *p, lane_id l, const plan_candidate *c
     double S = (double)q->bytes, n = q->n;
     if (lane_can(l, LANE_CAP_TWO_SIDED)) /* the root sends every copy itself */
         return (n - 1) * xfer(p, l, S, 1);
-    if (lane_can(l, LANE_CAP_PUT)) /* readers read (n-1)/n, all from the root's buffer; the root writes the rest into each */
+    if (lane_can(
+            l, LANE_CAP_PUT)) /* readers read (n-1)/n, all from the root's buffer; the root writes the rest into each */
         return xfer_crowded(p, l, S * (n - 1) / n, team_ppn(q), q->n - 1, S) + step_ns(p);
     /* one way: the root stages once while the n-1 readers copy out (a
      * lane's movers are transfers at once, each with both its copies) */
@@ -203,7 +204,8 @@ static double gathered_everywhere_ns(const pricing *p, lane_id l, const plan_can
     return sync_all(p, p->q->n) + (n - 1) * (xfer(p, l, S, team_ppn(p->q)) + reduce_all_ns(p, S) + reread_ns(p, S));
 }
 
-static double rsb_own_ns(const pricing *p, lane_id l, const plan_candidate *c) /* staged: every rank stages all n blocks */
+static double rsb_own_ns(const pricing *p, lane_id l,
+                         const plan_candidate *c) /* staged: every rank stages all n blocks */
 {
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
@@ -225,8 +227,8 @@ static double move_push_ns(const pricing *p, lane_id l, const plan_candidate *c)
 
 #define COLL(c) (1u << CORE_COLL_##c)
 #define REDUCE_SCATTERS (COLL(REDUCE_SCATTER_BLOCK) | COLL(REDUCE_SCATTER)) /* priced at the mean block */
-#define MOVERS                                                                                                       \
-    (COLL(GATHER) | COLL(GATHERV) | COLL(SCATTER) | COLL(SCATTERV) | COLL(ALLGATHER) | COLL(ALLGATHERV) |             \
+#define MOVERS                                                                                            \
+    (COLL(GATHER) | COLL(GATHERV) | COLL(SCATTER) | COLL(SCATTERV) | COLL(ALLGATHER) | COLL(ALLGATHERV) | \
      COLL(ALLTOALL) | COLL(ALLTOALLV))
 
 /* In plan_algo order, which is each collective's order of candidates. A
@@ -252,8 +254,8 @@ static const plan_algorithm table[PLAN_ALGO_COUNT] = {
      LANE_CAP_VIEW, false, allreduce_sliced_ns},
     {PLAN_ALLREDUCE_GATHERED, "gathered", "every input moved to every rank, reduced there", COLL(ALLREDUCE), 0, false,
      gathered_everywhere_ns},
-    {PLAN_RSB_OWN, "own", "each rank reduces its own block where the inputs are", REDUCE_SCATTERS, LANE_CAP_VIEW,
-     false, rsb_own_ns},
+    {PLAN_RSB_OWN, "own", "each rank reduces its own block where the inputs are", REDUCE_SCATTERS, LANE_CAP_VIEW, false,
+     rsb_own_ns},
     {PLAN_RSB_GATHERED, "gathered", "each block moved to its rank, reduced there", REDUCE_SCATTERS, 0, false,
      gathered_everywhere_ns},
     {PLAN_MOVE_PULL, "pull", "data movement: readers fetch", MOVERS, 0, false, move_pull_ns},

@@ -14,8 +14,8 @@
 
 typedef struct plan_sample {
     double bytes;
-    int movers;  /* processes of the node moving data at once */
-    double ns;   /* measured time of one transfer */
+    int movers; /* processes of the node moving data at once */
+    double ns;  /* measured time of one transfer */
 } plan_sample;
 
 /* Fits out from the samples; latency_ns is measured apart (a zero-byte

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 void plan_model_defaults(plan_model *m)
 {
     memset(m, 0, sizeof *m);
@@ -29,8 +28,8 @@ void plan_model_defaults(plan_model *m)
 uint64_t plan_model_fingerprint(const plan_model *m)
 {
     uint64_t h = core_hash(CORE_HASH_START, m->lane, sizeof m->lane);
-    const double figures[] = {m->sync_ns,   m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw,
-                              m->copy_mem_bw, m->cache_bytes,    m->reduce_bw};
+    const double figures[] = {m->sync_ns,     m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw,
+                              m->copy_mem_bw, m->cache_bytes,      m->reduce_bw};
     h = core_hash(h, figures, sizeof figures);
     for (int i = 0; i < m->nfactors; i++) {
         h = core_hash(h, m->factors[i].key, strlen(m->factors[i].key) + 1);
@@ -97,10 +96,7 @@ size_t plan_core_cache_bytes(void)
     return cached;
 }
 
-double plan_cpu_share(int movers, int cores)
-{
-    return cores > 0 && movers > cores ? (double)movers / cores : 1;
-}
+double plan_cpu_share(int movers, int cores) { return cores > 0 && movers > cores ? (double)movers / cores : 1; }
 
 double plan_oversub_ns(const plan_model *m, int ppn, int cores)
 {
@@ -217,8 +213,7 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         snprintf(why, whylen, "written by tuning version %d, this shoal reads version %d: run shoal tune again",
                  (int)version, PLAN_TUNING_VERSION);
     } else if (check_machine && (!machine || strcmp(machine, here))) {
-        snprintf(why, whylen, "measured on \"%s\", this is \"%s\": run shoal tune here", machine ? machine : "?",
-                 here);
+        snprintf(why, whylen, "measured on \"%s\", this is \"%s\": run shoal tune here", machine ? machine : "?", here);
     } else {
         rc = 0;
         const core_json *lanes = core_json_get(root, "lanes");
@@ -248,14 +243,13 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         m->copy_mem_bw = core_json_number(root, "copy_mem_bw", m->copy_bw);
         m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
         if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) ||
-                        !positive(m->reduce_bw) ||
-                        m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
+                        !positive(m->reduce_bw) || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
             snprintf(why, whylen, "machine figures are impossible");
             rc = -1;
         }
         const core_json *factors = core_json_get(root, "factors");
-        for (const core_json *f = factors && factors->kind == CORE_JSON_OBJECT ? factors->child : NULL;
-             f && rc == 0; f = f->next)
+        for (const core_json *f = factors && factors->kind == CORE_JSON_OBJECT ? factors->child : NULL; f && rc == 0;
+             f = f->next)
             if (f->kind == CORE_JSON_NUMBER && positive(f->number))
                 plan_model_set_factor(m, f->key, f->number);
         m->origin = PLAN_ORIGIN_FILE;
@@ -308,8 +302,8 @@ int plan_model_save(const plan_model *m, const char *path)
         fprintf(f,
                 "    \"%s\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
                 "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f}%s\n",
-                lane_describe((lane_id)l)->name, c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated, c->bw_shared,
-                m->fit_error[l], l + 1 < LANE_COUNT ? "," : "");
+                lane_describe((lane_id)l)->name, c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated,
+                c->bw_shared, m->fit_error[l], l + 1 < LANE_COUNT ? "," : "");
     }
     fprintf(f, "  },\n  \"factors\": {");
     for (int i = 0; i < m->nfactors; i++)

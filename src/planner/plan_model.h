@@ -34,8 +34,8 @@
 #define PLAN_MAX_FACTORS 4096
 
 typedef struct plan_factor {
-    char key[64];   /* "allreduce/sliced/cma/b20/n4" (plan_factor_key) */
-    double factor;  /* measured / modelled */
+    char key[64];  /* "allreduce/sliced/cma/b20/n4" (plan_factor_key) */
+    double factor; /* measured / modelled */
 } plan_factor;
 
 /* Where a model's figures come from. */
@@ -47,22 +47,22 @@ typedef enum {
 
 typedef struct plan_model {
     plan_model_origin origin;
-    uint64_t fingerprint;     /* plan_model_fingerprint, set when the model comes into use
+    uint64_t fingerprint; /* plan_model_fingerprint, set when the model comes into use
                                  (plan_model_get's): teams compare it at every set-up */
     lane_cost lane[LANE_COUNT];
-    double sync_ns;           /* one rank sees another's post */
-    double sync_per_peer_ns;  /* more per extra rank waited for */
-    double oversub_step_ns;   /* a dependent step, oversubscribed, per ppn/cores */
-    double copy_bw;           /* memcpy, bytes per ns, one core, in cache */
-    double copy_mem_bw;       /* memcpy, bytes per ns, one core, between buffers of 4 caches each
+    double sync_ns;                        /* one rank sees another's post */
+    double sync_per_peer_ns;               /* more per extra rank waited for */
+    double oversub_step_ns;                /* a dependent step, oversubscribed, per ppn/cores */
+    double copy_bw;                        /* memcpy, bytes per ns, one core, in cache */
+    double copy_mem_bw;                    /* memcpy, bytes per ns, one core, between buffers of 4 caches each
                                  (a file without it: copy_bw, as before the figure existed) */
-    double cache_bytes;       /* a core's own cache (L2), from the machine, not the file */
-    double reduce_bw;         /* reduction output, bytes per ns, one core */
+    double cache_bytes;                    /* a core's own cache (L2), from the machine, not the file */
+    double reduce_bw;                      /* reduction output, bytes per ns, one core */
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
     double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */
-    char source[256];         /* "built-in defaults" or the file's path */
-    char machine[256];        /* the file's machine description */
+    char source[256];             /* "built-in defaults" or the file's path */
+    char machine[256];            /* the file's machine description */
 } plan_model;
 
 /* The model in use: read from the tuning file once, else the defaults. */

@@ -102,7 +102,8 @@ static int forced_lane(const plan_query *q)
         return -1;
     const char *plus = strchr(lanes, '+');
     if (plus) {
-        lane_id single = lane_from_name(lanes, (size_t)(plus - lanes)), two = lane_from_name(plus + 1, strlen(plus + 1));
+        lane_id single = lane_from_name(lanes, (size_t)(plus - lanes)),
+                two = lane_from_name(plus + 1, strlen(plus + 1));
         if (single != LANE_COUNT && two != LANE_COUNT && lane_can(single, LANE_CAP_SINGLE_COPY) &&
             lane_can(two, LANE_CAP_TWO_SIDED)) {
             if (q->usable[single] && q->usable[two])
@@ -134,10 +135,7 @@ static int team_bucket(int n)
 }
 
 /* Sizes are calibrated at powers of two: the nearest one, log2 rounded. */
-static int size_bucket(size_t bytes)
-{
-    return bytes ? (int)lround(log2((double)bytes)) : 0;
-}
+static int size_bucket(size_t bytes) { return bytes ? (int)lround(log2((double)bytes)) : 0; }
 
 static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, const char *lanes, int size_b, int team_b)
 {
@@ -218,8 +216,11 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
             for (int f = 0; f < nfan; f++)
                 for (int c = 0; c < nchunk && k < max; c++) {
                     plan_candidate *cand = &out[k++];
-                    *cand = (plan_candidate){.algo = alg->id, .lane = (lane_id)l, .stripe = LANE_COUNT,
-                                             .fanout = fanouts[f], .chunk = chunks[c]};
+                    *cand = (plan_candidate){.algo = alg->id,
+                                             .lane = (lane_id)l,
+                                             .stripe = LANE_COUNT,
+                                             .fanout = fanouts[f],
+                                             .chunk = chunks[c]};
                     cand->root_share = plan_root_share(&p, alg->id, (lane_id)l);
                     cand->formula_ns = alg->cost(&p, (lane_id)l, cand);
                     cand->factor = factor_for(p.m, q->coll, alg->id, (lane_id)l, LANE_COUNT, q->bytes, q->n);
@@ -235,8 +236,12 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
             if (partner != LANE_COUNT && k < max) {
                 plan_candidate *cand = &out[k++];
                 double share = stripe_share(&p, (lane_id)l, partner);
-                *cand = (plan_candidate){.algo = alg->id, .lane = (lane_id)l, .stripe = partner,
-                                         .stripe_share = share, .fanout = 4, .chunk = 256 * 1024};
+                *cand = (plan_candidate){.algo = alg->id,
+                                         .lane = (lane_id)l,
+                                         .stripe = partner,
+                                         .stripe_share = share,
+                                         .fanout = 4,
+                                         .chunk = 256 * 1024};
                 cand->formula_ns = plan_pull_ns(&p, (lane_id)l, partner, share);
                 cand->factor = factor_for(p.m, q->coll, alg->id, (lane_id)l, partner, q->bytes, q->n);
                 cand->ns = cand->formula_ns * cand->factor;
@@ -289,10 +294,7 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max)
     return k;
 }
 
-static bool is_v(core_coll c)
-{
-    return c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTERV || c == CORE_COLL_ALLTOALLV;
-}
+static bool is_v(core_coll c) { return c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTERV || c == CORE_COLL_ALLTOALLV; }
 
 static core_coll non_v(core_coll c)
 {
@@ -303,8 +305,8 @@ plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
     lane_id every_team = lane_every_team();
-    plan_choice ch = {.lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024,
-                      .large_lane = every_team};
+    plan_choice ch = {
+        .lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024, .large_lane = every_team};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the lane every team has (or the forced lane); the lane for large

@@ -28,13 +28,13 @@
 typedef struct sim_flit_engine sim_flit_engine;
 
 typedef struct {
-  int64_t cycles;          /* cycle at which the last queued message was fully delivered */
-  int64_t flits_injected;  /* flits that left injection queues */
-  int64_t flits_ejected;   /* flits that reached ejection queues */
-  int64_t flit_hops;       /* flits through a router crossbar (one per router traversed) */
-  int64_t packets_done;
-  int64_t messages_done;
-  int64_t cycles_simulated; /* cycles the engine stepped through */
+    int64_t cycles;         /* cycle at which the last queued message was fully delivered */
+    int64_t flits_injected; /* flits that left injection queues */
+    int64_t flits_ejected;  /* flits that reached ejection queues */
+    int64_t flit_hops;      /* flits through a router crossbar (one per router traversed) */
+    int64_t packets_done;
+    int64_t messages_done;
+    int64_t cycles_simulated; /* cycles the engine stepped through */
 } sim_flit_stats;
 
 /* Checks that the parameters make sense together for this topology (e.g.
@@ -65,14 +65,14 @@ int sim_flit_run(sim_flit_engine *e, sim_err *err);
  * uniformly random other nodes, a Bernoulli process of `load` flits per cycle
  * per node. Packets created in [warmup, warmup+measure) are measured. */
 typedef struct {
-  double offered;          /* flits/cycle/node asked for */
-  double accepted;         /* flits/cycle/node delivered during the measured window */
-  double avg_latency;      /* cycles from creation to last flit delivered, measured packets */
-  int64_t max_latency;
-  int64_t measured_packets;
-  double backlog;          /* packets per node waiting in source queues when the window closed */
-  int64_t undelivered;     /* measured packets still undelivered after `drain` cycles */
-  int saturated;           /* backlog above 4 packets per node, or undelivered packets */
+    double offered;     /* flits/cycle/node asked for */
+    double accepted;    /* flits/cycle/node delivered during the measured window */
+    double avg_latency; /* cycles from creation to last flit delivered, measured packets */
+    int64_t max_latency;
+    int64_t measured_packets;
+    double backlog;      /* packets per node waiting in source queues when the window closed */
+    int64_t undelivered; /* measured packets still undelivered after `drain` cycles */
+    int saturated;       /* backlog above 4 packets per node, or undelivered packets */
 } sim_random_result;
 int sim_flit_run_random(sim_flit_engine *e, double load, uint64_t seed, sim_random_result *res, sim_err *err);
 

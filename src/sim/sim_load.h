@@ -13,22 +13,22 @@
 #include "sim_route.h"
 
 typedef struct {
-  int phase;       /* stride of the phase (1..N-1), or 0 for a free pattern */
-  int nmsg;        /* messages that enter the network */
-  int32_t W;       /* largest link weight; at least 1 when nmsg > 0 (every injection link carries one) */
-  int32_t nmax;    /* links that carry W messages */
-  int64_t hops;    /* router-to-router link traversals, summed over messages */
-  int32_t max_routers; /* most routers on one message's path (ideal time of the phase) */
+    int phase;           /* stride of the phase (1..N-1), or 0 for a free pattern */
+    int nmsg;            /* messages that enter the network */
+    int32_t W;           /* largest link weight; at least 1 when nmsg > 0 (every injection link carries one) */
+    int32_t nmax;        /* links that carry W messages */
+    int64_t hops;        /* router-to-router link traversals, summed over messages */
+    int32_t max_routers; /* most routers on one message's path (ideal time of the phase) */
 } sim_load_phase;
 
 typedef struct {
-  const sim_router_fn *rf;
-  int fast;          /* 1 when difference arrays apply (tori and meshes) */
-  int32_t *load;     /* weight of every router-to-router link, dense index (topo->ninter) */
-  int32_t *diff;     /* difference arrays: per dimension and direction, per line, K+1 entries */
-  int64_t diff_off[2 * SIM_MAX_DIMS + 1];
-  int32_t *path;     /* scratch for traced paths */
-  int path_max;
+    const sim_router_fn *rf;
+    int fast;      /* 1 when difference arrays apply (tori and meshes) */
+    int32_t *load; /* weight of every router-to-router link, dense index (topo->ninter) */
+    int32_t *diff; /* difference arrays: per dimension and direction, per line, K+1 entries */
+    int64_t diff_off[2 * SIM_MAX_DIMS + 1];
+    int32_t *path; /* scratch for traced paths */
+    int path_max;
 } sim_load_ctx;
 
 int sim_load_ctx_init(sim_load_ctx *c, const sim_router_fn *rf, sim_err *err);

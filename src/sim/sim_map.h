@@ -13,14 +13,14 @@
 #include "sim_route.h"
 
 typedef struct {
-  double W_start;    /* W of the mapping given to the search */
-  double W_greedy;   /* W of the greedy construction, 0 when skipped */
-  double W_final;    /* W of the result; never above W_start */
-  int64_t moves, accepted, improved;
-  int started_from_greedy;
-  int greedy_skipped; /* network too large for the greedy step */
-  int best_chain;     /* the annealing chain whose mapping won */
-  double seconds;
+    double W_start;  /* W of the mapping given to the search */
+    double W_greedy; /* W of the greedy construction, 0 when skipped */
+    double W_final;  /* W of the result; never above W_start */
+    int64_t moves, accepted, improved;
+    int started_from_greedy;
+    int greedy_skipped; /* network too large for the greedy step */
+    int best_chain;     /* the annealing chain whose mapping won */
+    double seconds;
 } sim_map_result;
 
 /* Mean W of an all-to-all under map (link-load engine). */

@@ -19,59 +19,59 @@ enum { SIM_FC_WORMHOLE = 0, SIM_FC_VCT = 1 };
 /* All integer parameters are int64_t so one table drives parsing, printing and
  * documentation; hot code copies them into plain ints. */
 typedef struct {
-  /* network */
-  char topo[SIM_STR_LEN];
-  int64_t tie;      /* SIM_TIE_*: direction at distance exactly K/2 on a ring */
-  int64_t dateline; /* 1: two VC classes per torus dimension, split at the wrap link */
-  int64_t updown;   /* SIM_UPDOWN_*: which digit picks the up port in a fat tree */
-  /* links and packets */
-  int64_t flit_size;
-  int64_t packet_flits;
-  int64_t link_width;
-  int64_t link_latency;
-  int64_t inject_latency;
-  int64_t eject_latency;
-  int64_t credit_latency;
-  /* router */
-  int64_t router_stages;
-  int64_t vcs;
-  int64_t vc_depth;
-  int64_t out_depth;
-  int64_t flow_control; /* SIM_FC_* */
-  /* traffic and run */
-  int64_t msg;             /* bytes per message of a phase */
-  int64_t barrier;         /* 1: phases are separated by a barrier */
-  int64_t barrier_latency; /* cycles a barrier costs, added between phases */
-  char phases[SIM_STR_LEN];
-  int64_t threads;
-  int64_t seed;
-  int64_t deadlock_window;
-  int64_t max_cycles;
-  /* uniform random traffic */
-  char loads[SIM_STR_LEN];
-  int64_t warmup;
-  int64_t measure;
-  int64_t drain;
-  /* mapper */
-  int64_t map_iters;
-  double map_t0;
-  double map_t1;
-  int64_t map_greedy;
-  int64_t map_chains;
-  double map_near;
+    /* network */
+    char topo[SIM_STR_LEN];
+    int64_t tie;      /* SIM_TIE_*: direction at distance exactly K/2 on a ring */
+    int64_t dateline; /* 1: two VC classes per torus dimension, split at the wrap link */
+    int64_t updown;   /* SIM_UPDOWN_*: which digit picks the up port in a fat tree */
+    /* links and packets */
+    int64_t flit_size;
+    int64_t packet_flits;
+    int64_t link_width;
+    int64_t link_latency;
+    int64_t inject_latency;
+    int64_t eject_latency;
+    int64_t credit_latency;
+    /* router */
+    int64_t router_stages;
+    int64_t vcs;
+    int64_t vc_depth;
+    int64_t out_depth;
+    int64_t flow_control; /* SIM_FC_* */
+    /* traffic and run */
+    int64_t msg;             /* bytes per message of a phase */
+    int64_t barrier;         /* 1: phases are separated by a barrier */
+    int64_t barrier_latency; /* cycles a barrier costs, added between phases */
+    char phases[SIM_STR_LEN];
+    int64_t threads;
+    int64_t seed;
+    int64_t deadlock_window;
+    int64_t max_cycles;
+    /* uniform random traffic */
+    char loads[SIM_STR_LEN];
+    int64_t warmup;
+    int64_t measure;
+    int64_t drain;
+    /* mapper */
+    int64_t map_iters;
+    double map_t0;
+    double map_t1;
+    int64_t map_greedy;
+    int64_t map_chains;
+    double map_near;
 } sim_params;
 
 typedef enum { SIM_PT_INT, SIM_PT_SIZE, SIM_PT_BOOL, SIM_PT_ENUM, SIM_PT_STR, SIM_PT_REAL } sim_param_type;
 
 typedef struct {
-  const char *name;
-  sim_param_type type;
-  size_t offset;
-  const char *def;       /* default, as it would be written in a config file */
-  int64_t min, max;      /* integer range (INT and SIZE); ignored otherwise */
-  const char *choices;   /* ENUM: names separated by '|', in enum order */
-  const char *unit;      /* "bytes", "cycles", "flits", ... for the docs */
-  const char *doc;
+    const char *name;
+    sim_param_type type;
+    size_t offset;
+    const char *def;     /* default, as it would be written in a config file */
+    int64_t min, max;    /* integer range (INT and SIZE); ignored otherwise */
+    const char *choices; /* ENUM: names separated by '|', in enum order */
+    const char *unit;    /* "bytes", "cycles", "flits", ... for the docs */
+    const char *doc;
 } sim_param_desc;
 
 /* The table, terminated by an entry with name == NULL. */

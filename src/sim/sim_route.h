@@ -19,11 +19,11 @@
 #define SIM_VC_ANY (-1)
 
 typedef struct {
-  const sim_topo *topo;
-  int tie;      /* SIM_TIE_* */
-  int dateline; /* tori: two VC classes */
-  int updown;   /* SIM_UPDOWN_* */
-  int kpow[16]; /* fat trees: k^l */
+    const sim_topo *topo;
+    int tie;      /* SIM_TIE_* */
+    int dateline; /* tori: two VC classes */
+    int updown;   /* SIM_UPDOWN_* */
+    int kpow[16]; /* fat trees: k^l */
 } sim_router_fn;
 
 void sim_route_init(sim_router_fn *rf, const sim_topo *t, const sim_params *p);

@@ -26,30 +26,30 @@ enum { SIM_PORT_NONE = 0, SIM_PORT_ROUTER = 1, SIM_PORT_NODE = 2 };
  * id = level * k^(n-1) + index; ports 0..k-1 go down, k..2k-1 go up (none at
  * the top level). Node i hangs off leaf switch i / k, down port i % k. */
 typedef struct {
-  sim_topo_kind kind;
-  char name[128];     /* canonical string, e.g. "torus:8x8" */
-  int ndims;          /* tori and meshes */
-  int radix[SIM_MAX_DIMS];
-  int wrap[SIM_MAX_DIMS];
-  int ft_k, ft_n;     /* fat trees */
-  int ft_switches;    /* switches per level, k^(n-1) */
-  int nnodes;
-  int nrouters;
-  int nports;         /* ports per router (the same for all routers) */
-  /* Router output port r*nports+p leads to: */
-  uint8_t *out_kind;  /* SIM_PORT_* */
-  int32_t *out_peer;  /* downstream router, or node for SIM_PORT_NODE */
-  int32_t *out_peer_port; /* downstream input port (the port index at that router) */
-  /* Router input port r*nports+p is fed by upstream output port in_from (a
+    sim_topo_kind kind;
+    char name[128]; /* canonical string, e.g. "torus:8x8" */
+    int ndims;      /* tori and meshes */
+    int radix[SIM_MAX_DIMS];
+    int wrap[SIM_MAX_DIMS];
+    int ft_k, ft_n;  /* fat trees */
+    int ft_switches; /* switches per level, k^(n-1) */
+    int nnodes;
+    int nrouters;
+    int nports; /* ports per router (the same for all routers) */
+    /* Router output port r*nports+p leads to: */
+    uint8_t *out_kind;      /* SIM_PORT_* */
+    int32_t *out_peer;      /* downstream router, or node for SIM_PORT_NODE */
+    int32_t *out_peer_port; /* downstream input port (the port index at that router) */
+    /* Router input port r*nports+p is fed by upstream output port in_from (a
    * router port index r2*nports+p2), or by node -(1+node) for injection, or
    * nothing (INT32_MIN). */
-  int32_t *in_from;
-  int32_t *node_router;   /* router a node attaches to */
-  int32_t *node_port;     /* port at that router (the same index in and out) */
-  int32_t *coords;        /* tori/meshes: router r, dimension d at r*ndims+d */
-  int ninter;             /* router-to-router channels */
-  int32_t *inter_index;   /* router port -> dense index among router-to-router channels, or -1 */
-  int32_t *inter_port;    /* dense index -> router port */
+    int32_t *in_from;
+    int32_t *node_router; /* router a node attaches to */
+    int32_t *node_port;   /* port at that router (the same index in and out) */
+    int32_t *coords;      /* tori/meshes: router r, dimension d at r*ndims+d */
+    int ninter;           /* router-to-router channels */
+    int32_t *inter_index; /* router port -> dense index among router-to-router channels, or -1 */
+    int32_t *inter_port;  /* dense index -> router port */
 } sim_topo;
 
 /* Parses "torus:8x8", "mesh:4x4x4", "ring:8", "torus:4^3", "fattree:4,3",

@@ -9,14 +9,14 @@
 
 static int passed, failed;
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (cond) {                                                                    \
-            passed++;                                                                  \
-        } else {                                                                       \
-            failed++;                                                                  \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);         \
-        }                                                                              \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                      \
     } while (0)
 
 /* Parses a command line given as one string (words split on spaces). */
@@ -125,8 +125,7 @@ static void test_osu_options(void)
     CHECK(parse("-x 0 -i 1", &opt, err) == PARSE_OK); /* no warm-up is allowed */
     CHECK(opt.warmup == 0 && opt.iterations == 1);
 
-    CHECK(parse("-f -W 16 --no-validate --json out.json --csv out.csv bw", &opt, err) ==
-          PARSE_OK);
+    CHECK(parse("-f -W 16 --no-validate --json out.json --csv out.csv bw", &opt, err) == PARSE_OK);
     CHECK(opt.full && opt.window_size == 16 && !opt.validate);
     CHECK(opt.json_path && strcmp(opt.json_path, "out.json") == 0);
     CHECK(opt.csv_path && strcmp(opt.csv_path, "out.csv") == 0);
@@ -154,27 +153,27 @@ static void test_bad_options(void)
     struct bench_options opt;
     char err[256];
     static const char *bad[] = {
-        "-m 8:4",           /* empty range */
-        "-m abc",           /* not a size */
-        "-m 4:",            /* fine... */
-        "-m :64",           /* no MIN before the colon */
-        "-m 2G:4G",         /* above the 1 GiB limit */
-        "-m 4X",            /* unknown suffix */
-        "-m -4",            /* negative */
-        "-i 0",             /* at least one timed iteration */
+        "-m 8:4",   /* empty range */
+        "-m abc",   /* not a size */
+        "-m 4:",    /* fine... */
+        "-m :64",   /* no MIN before the colon */
+        "-m 2G:4G", /* above the 1 GiB limit */
+        "-m 4X",    /* unknown suffix */
+        "-m -4",    /* negative */
+        "-i 0",     /* at least one timed iteration */
         "-i -3",
         "-i 10x",
         "-x -1",
         "-W 0",
-        "-W 4096",          /* more requests than shoal-bench keeps */
+        "-W 4096", /* more requests than shoal-bench keeps */
         "--bogus",
         "-q",
-        "-m",               /* value missing */
+        "-m", /* value missing */
         "--json",
         "allreduce nosuchbench",
         "--debug-corrupt=maybe",
-        "-fz",              /* a flag with a tail */
-        "--full=yes",       /* a flag given a value */
+        "-fz",        /* a flag with a tail */
+        "--full=yes", /* a flag given a value */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         enum parse_result r = parse(bad[k], &opt, err);
@@ -227,7 +226,8 @@ static void test_reduce_scatter_blocks(void)
             CHECK(bench_reduce_scatter_first(sizes[i], n, 0) == 0);
             CHECK(bench_reduce_scatter_first(sizes[i], n, n) == floats);
             for (int r = 1; r <= n; r++) {
-                size_t block = bench_reduce_scatter_first(sizes[i], n, r) - bench_reduce_scatter_first(sizes[i], n, r - 1);
+                size_t block =
+                    bench_reduce_scatter_first(sizes[i], n, r) - bench_reduce_scatter_first(sizes[i], n, r - 1);
                 CHECK(block + 1 >= prev);
                 prev = block;
             }

@@ -37,11 +37,11 @@ static inline int rng_int(rng *r, int lo, int hi) /* inclusive */
 
 static inline double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-#define CHECK_FATAL(...)                                                                                      \
-    do {                                                                                                      \
-        fprintf(stderr, __VA_ARGS__);                                                                         \
-        fprintf(stderr, "\n");                                                                                \
-        PMPI_Abort(MPI_COMM_WORLD, 2);                                                                        \
+#define CHECK_FATAL(...)               \
+    do {                               \
+        fprintf(stderr, __VA_ARGS__);  \
+        fprintf(stderr, "\n");         \
+        PMPI_Abort(MPI_COMM_WORLD, 2); \
     } while (0)
 
 /* shoal_last_choice (include/shoal.h) tells of the last call shoal

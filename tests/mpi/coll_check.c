@@ -24,16 +24,24 @@
 /* ------------------------------------------------------------------ types */
 
 typedef enum { CAT_SINT, CAT_UINT, CAT_FLOAT, CAT_BOOL, CAT_CPLX, CAT_BYTE, CAT_PAIR } category;
-typedef enum { PK_FLOAT_INT, PK_DOUBLE_INT, PK_LONG_INT, PK_INT_INT, PK_SHORT_INT, PK_LDOUBLE_INT, PK_FLOAT2,
-               PK_DOUBLE2 } pair_kind;
+typedef enum {
+    PK_FLOAT_INT,
+    PK_DOUBLE_INT,
+    PK_LONG_INT,
+    PK_INT_INT,
+    PK_SHORT_INT,
+    PK_LDOUBLE_INT,
+    PK_FLOAT2,
+    PK_DOUBLE2
+} pair_kind;
 
 typedef struct red_type {
     const char *name;
     MPI_Datatype type;
     category cat;
-    int width;       /* bytes of a value (complex: of one component; 16 = long double) */
+    int width; /* bytes of a value (complex: of one component; 16 = long double) */
     pair_kind pk;
-    bool no_logical; /* Fortran and multi-language integers: no LAND/LOR/LXOR */
+    bool no_logical;  /* Fortran and multi-language integers: no LAND/LOR/LXOR */
     bool host_minmax; /* MIN/MAX go to the host MPI by design (MPI_AINT, MPI_OFFSET, MPI_COUNT) */
 } red_type;
 
@@ -108,8 +116,8 @@ static void setup_types(void)
     add_red("2double_precision", MPI_2DOUBLE_PRECISION, CAT_PAIR, 0, PK_DOUBLE2, false);
     add_red("2integer", MPI_2INTEGER, CAT_PAIR, 0, PK_INT_INT, false);
 
-    const op_desc all_ops[] = {{"sum", MPI_SUM},   {"prod", MPI_PROD}, {"min", MPI_MIN},      {"max", MPI_MAX},
-                               {"land", MPI_LAND}, {"lor", MPI_LOR},   {"lxor", MPI_LXOR},    {"band", MPI_BAND},
+    const op_desc all_ops[] = {{"sum", MPI_SUM},   {"prod", MPI_PROD}, {"min", MPI_MIN},       {"max", MPI_MAX},
+                               {"land", MPI_LAND}, {"lor", MPI_LOR},   {"lxor", MPI_LXOR},     {"band", MPI_BAND},
                                {"bor", MPI_BOR},   {"bxor", MPI_BXOR}, {"minloc", MPI_MINLOC}, {"maxloc", MPI_MAXLOC}};
     n_ops = 12;
     memcpy(ops, all_ops, sizeof all_ops);
@@ -132,12 +140,18 @@ static void setup_types(void)
     MPI_Type_commit(&gapped_struct);
 
     const move_type mt[] = {
-        {"byte", MPI_BYTE},           {"char", MPI_CHAR},
-        {"short", MPI_SHORT},         {"int", MPI_INT},
-        {"double", MPI_DOUBLE},       {"long_double", MPI_LONG_DOUBLE},
-        {"double_int", MPI_DOUBLE_INT}, {"c_double_complex", MPI_C_DOUBLE_COMPLEX},
-        {"contig3int", contig3int},   {"vector2double", vec},
-        {"resized_int", resized},     {"shifted_2int", shifted},
+        {"byte", MPI_BYTE},
+        {"char", MPI_CHAR},
+        {"short", MPI_SHORT},
+        {"int", MPI_INT},
+        {"double", MPI_DOUBLE},
+        {"long_double", MPI_LONG_DOUBLE},
+        {"double_int", MPI_DOUBLE_INT},
+        {"c_double_complex", MPI_C_DOUBLE_COMPLEX},
+        {"contig3int", contig3int},
+        {"vector2double", vec},
+        {"resized_int", resized},
+        {"shifted_2int", shifted},
         {"struct_char_double", gapped_struct},
     };
     n_move_types = (int)(sizeof mt / sizeof mt[0]);
@@ -169,10 +183,14 @@ static void put_value(const red_type *t, char *e, long long v, long long idx, do
     case CAT_SINT:
     case CAT_UINT:
     case CAT_BYTE:
-        if (t->width == 1) *(int8_t *)e = (int8_t)v;
-        else if (t->width == 2) *(int16_t *)e = (int16_t)v;
-        else if (t->width == 4) *(int32_t *)e = (int32_t)v;
-        else *(int64_t *)e = (int64_t)v;
+        if (t->width == 1)
+            *(int8_t *)e = (int8_t)v;
+        else if (t->width == 2)
+            *(int16_t *)e = (int16_t)v;
+        else if (t->width == 4)
+            *(int32_t *)e = (int32_t)v;
+        else
+            *(int64_t *)e = (int64_t)v;
         break;
     case CAT_BOOL: *(unsigned char *)e = v != 0; break;
     case CAT_FLOAT:
@@ -181,22 +199,83 @@ static void put_value(const red_type *t, char *e, long long v, long long idx, do
         int parts = t->cat == CAT_CPLX ? 2 : 1;
         for (int p = 0; p < parts; p++) {
             double x = p ? im : re;
-            if (t->width == 4) ((float *)e)[p] = (float)x;
-            else if (t->width == 8) ((double *)e)[p] = x;
-            else ((long double *)e)[p] = (long double)x;
+            if (t->width == 4)
+                ((float *)e)[p] = (float)x;
+            else if (t->width == 8)
+                ((double *)e)[p] = x;
+            else
+                ((long double *)e)[p] = (long double)x;
         }
         break;
     }
     case CAT_PAIR:
         switch (t->pk) {
-        case PK_FLOAT_INT: { struct { float v; int i; } *p = (void *)e; p->v = (float)v; p->i = (int)idx; break; }
-        case PK_DOUBLE_INT: { struct { double v; int i; } *p = (void *)e; p->v = (double)v; p->i = (int)idx; break; }
-        case PK_LONG_INT: { struct { long v; int i; } *p = (void *)e; p->v = (long)v; p->i = (int)idx; break; }
-        case PK_INT_INT: { struct { int v; int i; } *p = (void *)e; p->v = (int)v; p->i = (int)idx; break; }
-        case PK_SHORT_INT: { struct { short v; int i; } *p = (void *)e; p->v = (short)v; p->i = (int)idx; break; }
-        case PK_LDOUBLE_INT: { struct { long double v; int i; } *p = (void *)e; p->v = (long double)v; p->i = (int)idx; break; }
-        case PK_FLOAT2: { float *p = (void *)e; p[0] = (float)v; p[1] = (float)idx; break; }
-        case PK_DOUBLE2: { double *p = (void *)e; p[0] = (double)v; p[1] = (double)idx; break; }
+        case PK_FLOAT_INT: {
+            struct {
+                float v;
+                int i;
+            } *p = (void *)e;
+            p->v = (float)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_DOUBLE_INT: {
+            struct {
+                double v;
+                int i;
+            } *p = (void *)e;
+            p->v = (double)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_LONG_INT: {
+            struct {
+                long v;
+                int i;
+            } *p = (void *)e;
+            p->v = (long)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_INT_INT: {
+            struct {
+                int v;
+                int i;
+            } *p = (void *)e;
+            p->v = (int)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_SHORT_INT: {
+            struct {
+                short v;
+                int i;
+            } *p = (void *)e;
+            p->v = (short)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_LDOUBLE_INT: {
+            struct {
+                long double v;
+                int i;
+            } *p = (void *)e;
+            p->v = (long double)v;
+            p->i = (int)idx;
+            break;
+        }
+        case PK_FLOAT2: {
+            float *p = (void *)e;
+            p[0] = (float)v;
+            p[1] = (float)idx;
+            break;
+        }
+        case PK_DOUBLE2: {
+            double *p = (void *)e;
+            p[0] = (double)v;
+            p[1] = (double)idx;
+            break;
+        }
         }
         break;
     }
@@ -221,9 +300,12 @@ static bool same_value(const red_type *t, const char *a, const char *b, double t
         int parts = t->cat == CAT_CPLX ? 2 : 1;
         for (int p = 0; p < parts; p++) {
             long double x, y;
-            if (t->width == 4) x = ((const float *)a)[p], y = ((const float *)b)[p];
-            else if (t->width == 8) x = ((const double *)a)[p], y = ((const double *)b)[p];
-            else x = ((const long double *)a)[p], y = ((const long double *)b)[p];
+            if (t->width == 4)
+                x = ((const float *)a)[p], y = ((const float *)b)[p];
+            else if (t->width == 8)
+                x = ((const double *)a)[p], y = ((const double *)b)[p];
+            else
+                x = ((const long double *)a)[p], y = ((const long double *)b)[p];
             /* Inputs lie in [-1, 1] (sums) or [0.5, 1.5] (products): an
              * absolute bound for sums, where cancellation makes relative
              * error meaningless, a relative one for products. */
@@ -239,11 +321,14 @@ static bool same_value(const red_type *t, const char *a, const char *b, double t
         long double xv, yv;
         long long xi, yi;
         switch (t->pk) {
-#define PAIR_CMP(V, I)                                                          \
-    {                                                                           \
-        const struct { V v; I i; } *p = (const void *)a, *q = (const void *)b; \
-        xv = p->v, yv = q->v, xi = (long long)p->i, yi = (long long)q->i;       \
-        break;                                                                  \
+#define PAIR_CMP(V, I)                                                    \
+    {                                                                     \
+        const struct {                                                    \
+            V v;                                                          \
+            I i;                                                          \
+        } *p = (const void *)a, *q = (const void *)b;                     \
+        xv = p->v, yv = q->v, xi = (long long)p->i, yi = (long long)q->i; \
+        break;                                                            \
     }
         case PK_FLOAT_INT: PAIR_CMP(float, int)
         case PK_DOUBLE_INT: PAIR_CMP(double, int)
@@ -268,11 +353,16 @@ static bool same_value(const red_type *t, const char *a, const char *b, double t
 static long long gen_value(rng *r, MPI_Op op, category c)
 {
     bool u = c == CAT_UINT || c == CAT_BYTE;
-    if (op == MPI_SUM) return u ? rng_int(r, 0, 4) : rng_int(r, -4, 4);
-    if (op == MPI_PROD) return rng_int(r, 0, 7) == 0 ? 2 : (u || rng_int(r, 0, 1) ? 1 : -1);
-    if (op == MPI_MIN || op == MPI_MAX) return u ? rng_int(r, 0, 120) : rng_int(r, -100, 100);
-    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return rng_int(r, 0, 2);
-    if (op == MPI_MINLOC || op == MPI_MAXLOC) return rng_int(r, -3, 3);
+    if (op == MPI_SUM)
+        return u ? rng_int(r, 0, 4) : rng_int(r, -4, 4);
+    if (op == MPI_PROD)
+        return rng_int(r, 0, 7) == 0 ? 2 : (u || rng_int(r, 0, 1) ? 1 : -1);
+    if (op == MPI_MIN || op == MPI_MAX)
+        return u ? rng_int(r, 0, 120) : rng_int(r, -100, 100);
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)
+        return rng_int(r, 0, 2);
+    if (op == MPI_MINLOC || op == MPI_MAXLOC)
+        return rng_int(r, -3, 3);
     return (long long)(rng_next(r) & 0x7f);
 }
 
@@ -322,33 +412,48 @@ static void fill_pattern(char *b, size_t n, uint64_t salt)
 
 /* --------------------------------------------------------------- the cases */
 
-enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_RSB, C_GATHER, C_GATHERV, C_ALLGATHER, C_ALLGATHERV,
-       C_SCATTER, C_SCATTERV, C_ALLTOALL, C_ALLTOALLV, C_RS, C_COUNT };
-static const char *const coll_names[C_COUNT] = {"barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block",
-                                                "gather", "gatherv", "allgather", "allgatherv", "scatter",
-                                                "scatterv", "alltoall", "alltoallv", "reduce_scatter"};
+enum {
+    C_BARRIER,
+    C_BCAST,
+    C_REDUCE,
+    C_ALLREDUCE,
+    C_RSB,
+    C_GATHER,
+    C_GATHERV,
+    C_ALLGATHER,
+    C_ALLGATHERV,
+    C_SCATTER,
+    C_SCATTERV,
+    C_ALLTOALL,
+    C_ALLTOALLV,
+    C_RS,
+    C_COUNT
+};
+static const char *const coll_names[C_COUNT] = {
+    "barrier",  "bcast",    "reduce",    "allreduce",     "reduce_scatter_block",
+    "gather",   "gatherv",  "allgather", "allgatherv",    "scatter",
+    "scatterv", "alltoall", "alltoallv", "reduce_scatter"};
 static bool is_reduction(int c) { return c == C_REDUCE || c == C_ALLREDUCE || c == C_RSB || c == C_RS; }
 
 #define N_COMMS 5
 static MPI_Comm comms[N_COMMS];
-static const char *const comm_names[N_COMMS] = {"world", "dup", "halves", "odd-split-reversed",
-                                                "created-reversed"};
+static const char *const comm_names[N_COMMS] = {"world", "dup", "halves", "odd-split-reversed", "created-reversed"};
 
 typedef struct tcase {
     long id;
     int coll;
     MPI_Comm comm;
     const char *comm_name;
-    int root_pick;        /* root = root_pick % size */
+    int root_pick; /* root = root_pick % size */
     bool in_place;
     const red_type *rt;
     const op_desc *op;
-    bool random_floats;   /* compare with a tolerance, check determinism */
+    bool random_floats; /* compare with a tolerance, check determinism */
     const move_type *mt;
-    bool mixed;           /* sender contig3int x k, receiver int x 3k */
-    size_t bytes;         /* per-rank block size aimed at */
+    bool mixed;   /* sender contig3int x k, receiver int x 3k */
+    size_t bytes; /* per-rank block size aimed at */
     uint64_t salt;
-    bool large_count;     /* shoal is called through MPI-4's _c bindings */
+    bool large_count; /* shoal is called through MPI-4's _c bindings */
 } tcase;
 
 static long failures, cases_run;
@@ -678,8 +783,8 @@ static void run_reduction(const tcase *tc, int rank, int size)
     size_t in_bytes = in_count * ext + 64, out_bytes = count * ext + 64;
     int root = tc->root_pick % size;
     bool has_result = tc->coll != C_REDUCE || rank == root;
-    bool in_place = tc->in_place && has_result &&
-                    !(to_host && ((tc->coll == C_REDUCE && root != 0) || tc->coll == C_RS));
+    bool in_place =
+        tc->in_place && has_result && !(to_host && ((tc->coll == C_REDUCE && root != 0) || tc->coll == C_RS));
 
     char *input = xalloc(in_bytes);
     memset(input, 0x5a, in_bytes);
@@ -806,7 +911,6 @@ static bufpair pair_alloc(size_t n, bool pattern, uint64_t salt)
 
 static void pair_free(bufpair *p) { free(p->s), free(p->h); }
 
-
 /* ---- reference data movement from the host's point-to-point ----
  * MPICH 4.0.2's collectives fail on some non-contiguous datatypes (gather
  * "Message truncated" at a root other than 0, alltoall in place); for those
@@ -898,8 +1002,7 @@ static int ref_allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, con
     return rc;
 }
 
-static int ref_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
-                         MPI_Comm comm)
+static int ref_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
     int n;
     MPI_Comm_size(comm, &n);
@@ -948,8 +1051,7 @@ typedef int (*gather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datat
 typedef int (*allgather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
 typedef int (*gatherv_fn)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, int,
                           MPI_Comm);
-typedef int (*allgatherv_fn)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype,
-                             MPI_Comm);
+typedef int (*allgatherv_fn)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, MPI_Comm);
 typedef int (*scatterv_fn)(const void *, const int *, const int *, MPI_Datatype, void *, int, MPI_Datatype, int,
                            MPI_Comm);
 typedef int (*alltoallv_fn)(const void *, const int *, const int *, MPI_Datatype, void *, const int *, const int *,
@@ -1050,8 +1152,8 @@ static void run_movement(const tcase *tc, int rank, int size)
              * gives the reference instead. */
             layout l = layout_of(t);
             rc1 = call_allgatherv(tc, ss, v.counts[rank], t, rcv.s, v.counts, v.displs, t);
-            rc2 = PMPI_Sendrecv(hs, v.counts[0], t, 0, 7, rcv.h + (MPI_Aint)v.displs[0] * l.extent, v.counts[0],
-                                t, 0, 7, tc->comm, MPI_STATUS_IGNORE);
+            rc2 = PMPI_Sendrecv(hs, v.counts[0], t, 0, 7, rcv.h + (MPI_Aint)v.displs[0] * l.extent, v.counts[0], t, 0,
+                                7, tc->comm, MPI_STATUS_IGNORE);
         } else if (all) {
             allgatherv_fn host = dense_type(t) ? PMPI_Allgatherv : ref_allgatherv;
             rc1 = call_allgatherv(tc, ss, v.counts[rank], t, rcv.s, v.counts, v.displs, t);
@@ -1168,7 +1270,7 @@ static void run_movement(const tcase *tc, int rank, int size)
             char *copy = xalloc(rcv.n);
             memcpy(copy, rcv.h, rcv.n);
             rc2 = (dense_type(t) ? PMPI_Alltoallv : ref_exchange)(copy, rcounts, rdispls, t, rcv.h, rcounts, rdispls, t,
-                                                              tc->comm);
+                                                                  tc->comm);
             free(copy);
         } else {
             alltoallv_fn host = dense_type(t) ? PMPI_Alltoallv : ref_exchange;
@@ -1197,8 +1299,11 @@ static void run_case(tcase *tc, int comm_index)
     MPI_Comm_size(tc->comm, &size);
     if (verbose_cases && world_rank == 0)
         fprintf(stderr, "case %ld: %s%s on %s, %s %s, %zu bytes, in_place %d\n", tc->id, coll_names[tc->coll],
-                tc->large_count ? "_c" : "", tc->comm_name, tc->rt ? tc->rt->name : tc->mt ? tc->mt->name : "-", tc->op ? tc->op->name : "",
-                tc->bytes, tc->in_place);
+                tc->large_count ? "_c" : "", tc->comm_name,
+                tc->rt   ? tc->rt->name
+                : tc->mt ? tc->mt->name
+                         : "-",
+                tc->op ? tc->op->name : "", tc->bytes, tc->in_place);
     if (tc->coll == C_BARRIER)
         run_barrier(tc, rank, size);
     else if (is_reduction(tc->coll))
@@ -1227,8 +1332,7 @@ static tcase random_case(rng *r, long id, int c, size_t bytes)
         do
             tc.mt = &move_types[rng_int(r, 0, n_move_types - 1)];
         while (skip_host_bugs && !dense_type(tc.mt->type));
-        tc.mixed = c != C_GATHERV && c != C_ALLGATHERV && c != C_SCATTERV && c != C_ALLTOALLV &&
-                   rng_int(r, 0, 5) == 0;
+        tc.mixed = c != C_GATHERV && c != C_ALLGATHERV && c != C_SCATTERV && c != C_ALLTOALLV && rng_int(r, 0, 5) == 0;
     }
     return tc;
 }
@@ -1431,8 +1535,8 @@ static void check_large_count_bindings(void)
         if (by_shoal != large_by_shoal)
             report(&large, world_rank, by_shoal ? "the _c binding passed to the host" : "the _c binding reached shoal",
                    0, "where the classic binding did not");
-        compare_bytes(&large, world_rank, "result of the _c binding against the classic one", (char *)r2,
-                      (char *)r1, sizeof(double) * all);
+        compare_bytes(&large, world_rank, "result of the _c binding against the classic one", (char *)r2, (char *)r1,
+                      sizeof(double) * all);
         cases_run++;
     }
     free(s), free(r1), free(r2), free(counts), free(displs);

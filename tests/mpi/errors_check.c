@@ -30,11 +30,11 @@ static void same_class(const char *what, int shoal_rc, int host_rc)
 
 static int only = -1, case_no; /* --case K runs only the K-th check */
 
-#define BOTH(what, call_args)                                                       \
-    do {                                                                            \
-        if (only < 0 || only == case_no)                                            \
-            same_class(what, MPI_##call_args, PMPI_##call_args);                    \
-        case_no++;                                                                  \
+#define BOTH(what, call_args)                                    \
+    do {                                                         \
+        if (only < 0 || only == case_no)                         \
+            same_class(what, MPI_##call_args, PMPI_##call_args); \
+        case_no++;                                               \
     } while (0)
 
 int main(int argc, char **argv)
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
     BOTH("scatterv root -1", Scatterv(sbuf, counts, displs, MPI_INT, rbuf, 1, MPI_INT, -1, comm));
     BOTH("alltoall sendcount -1", Alltoall(sbuf, -1, MPI_INT, rbuf, 1, MPI_INT, comm));
     BOTH("alltoall comm null", Alltoall(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BOTH("alltoallv datatype null", Alltoallv(sbuf, counts, displs, MPI_DATATYPE_NULL, rbuf, counts, displs,
-                                              MPI_INT, comm));
+    BOTH("alltoallv datatype null",
+         Alltoallv(sbuf, counts, displs, MPI_DATATYPE_NULL, rbuf, counts, displs, MPI_INT, comm));
     BOTH("barrier comm null", Barrier(MPI_COMM_NULL));
 #if MPI_VERSION >= 4
     /* MPI-4's large-count bindings take the same path: bad arguments reach
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
     BOTH("scatter_c root = size", Scatter_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, size, comm));
     BOTH("scatterv_c root -1", Scatterv_c(sbuf, wide_counts, wide_displs, MPI_INT, rbuf, 1, MPI_INT, -1, comm));
     BOTH("alltoall_c comm null", Alltoall_c(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, MPI_COMM_NULL));
-    BOTH("alltoallv_c datatype null", Alltoallv_c(sbuf, wide_counts, wide_displs, MPI_DATATYPE_NULL, rbuf,
-                                                  wide_counts, wide_displs, MPI_INT, comm));
+    BOTH("alltoallv_c datatype null",
+         Alltoallv_c(sbuf, wide_counts, wide_displs, MPI_DATATYPE_NULL, rbuf, wide_counts, wide_displs, MPI_INT, comm));
 #endif
 
     /* The communicator still works, through shoal, after all that. */

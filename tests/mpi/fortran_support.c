@@ -27,8 +27,8 @@ void host_reduce(const void *s, void *r, const MPI_Fint *count, const MPI_Fint *
     *ierr = PMPI_Reduce(s, r, *count, TYPE(type), OP(op), *root, COMM(comm));
 }
 
-void host_reduce_scatter_block(const void *s, void *r, const MPI_Fint *count, const MPI_Fint *type,
-                               const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void host_reduce_scatter_block(const void *s, void *r, const MPI_Fint *count, const MPI_Fint *type, const MPI_Fint *op,
+                               const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = PMPI_Reduce_scatter_block(s, r, *count, TYPE(type), OP(op), COMM(comm));
 }

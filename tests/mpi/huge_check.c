@@ -142,8 +142,8 @@ static void far_displacements(uint64_t seed)
     PMPI_Alltoallv_c(from, scounts, displs, MPI_BYTE, ah, rcounts, at0, MPI_BYTE, MPI_COMM_WORLD);
     compare_blocks("MPI_Alltoallv_c", as, ah, rcounts, at0);
 
-    free(counts), free(displs), free(at0), free(send), free(rs), free(rh), free(from), free(got_s),
-        free(got_h), free(scounts), free(rcounts), free(as), free(ah);
+    free(counts), free(displs), free(at0), free(send), free(rs), free(rh), free(from), free(got_s), free(got_h),
+        free(scounts), free(rcounts), free(as), free(ah);
 }
 
 /* MemAvailable of this node, in bytes (0 when unknown). */

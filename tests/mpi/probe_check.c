@@ -129,8 +129,8 @@ static void check_probe(int rank)
                plausible(cells->overhead_ns, 0, 1e7),
            rank, "cells lane figures plausible");
     const lane_cost *cma = &m->lane[LANE_CMA];
-    expect(plausible(cma->bw_dedicated + cma->bw_shared, 0.05, 2000) && plausible(cma->latency_ns, 0, 1e7),
-           rank, "cma lane figures plausible");
+    expect(plausible(cma->bw_dedicated + cma->bw_shared, 0.05, 2000) && plausible(cma->latency_ns, 0, 1e7), rank,
+           "cma lane figures plausible");
     const lane_cost *host = &m->lane[LANE_HOST];
     expect(!memcmp(host, &defaults.lane[LANE_HOST], sizeof *host), rank, "the host lane keeps its built-in figures");
     expect(on_a_dup() == 9, rank, "shoal runs every checked collective with probed figures");

@@ -9,7 +9,7 @@
 #include "check_common.h"
 
 enum { C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_ALLTOALL, C_GATHER, C_SCATTER, C_BARRIER, C_COUNT };
-static const char *const names[C_COUNT] = {"allreduce", "bcast",   "reduce",  "allgather",
+static const char *const names[C_COUNT] = {"allreduce", "bcast",  "reduce",  "allgather",
                                            "alltoall",  "gather", "scatter", "barrier"};
 
 typedef struct worker {
@@ -34,8 +34,8 @@ static void one_case(worker *w, rng *r, int rank, int size)
     size_t count = (size_t)1 << rng_int(r, 0, 17);
     count += (size_t)rng_int(r, 0, 3);
     int root = rng_int(r, 0, size - 1);
-    size_t total = c == C_ALLGATHER || c == C_ALLTOALL || c == C_GATHER || c == C_SCATTER ? count * (size_t)size
-                                                                                          : count;
+    size_t total =
+        c == C_ALLGATHER || c == C_ALLTOALL || c == C_GATHER || c == C_SCATTER ? count * (size_t)size : count;
     double *in = malloc(sizeof(double) * total), *out = malloc(sizeof(double) * total),
            *ref = malloc(sizeof(double) * total);
     if (!in || !out || !ref)
@@ -86,8 +86,8 @@ static void one_case(worker *w, rng *r, int rank, int size)
     }
     if (memcmp(out, ref, sizeof(double) * compare)) {
         if (w->failures++ < 10)
-            fprintf(stderr, "rank %d thread %d: FAIL %s of %zu doubles, root %d: differs from the host MPI\n",
-                    rank, w->index, names[c], count, root);
+            fprintf(stderr, "rank %d thread %d: FAIL %s of %zu doubles, root %d: differs from the host MPI\n", rank,
+                    w->index, names[c], count, root);
     }
     w->checked++;
     free(in);

@@ -11,32 +11,34 @@
 
 static int sim_test_checks, sim_test_failures;
 
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    sim_test_checks++;                                                          \
-    if (!(cond)) {                                                              \
-      sim_test_failures++;                                                      \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                             \
-      fputc('\n', stderr);                                                      \
-    }                                                                           \
-  } while (0)
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        sim_test_checks++;                                                  \
+        if (!(cond)) {                                                      \
+            sim_test_failures++;                                            \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+        }                                                                   \
+    } while (0)
 
 /* Aborts the test when a setup step fails (nothing after it would mean anything). */
-#define REQUIRE(cond, ...)                                                      \
-  do {                                                                          \
-    int sim_test_ok_ = (cond); /* evaluated once: cond may have side effects */ \
-    CHECK(sim_test_ok_, __VA_ARGS__);                                           \
-    if (!sim_test_ok_) exit(1);                                                 \
-  } while (0)
+#define REQUIRE(cond, ...)                                                          \
+    do {                                                                            \
+        int sim_test_ok_ = (cond); /* evaluated once: cond may have side effects */ \
+        CHECK(sim_test_ok_, __VA_ARGS__);                                           \
+        if (!sim_test_ok_)                                                          \
+            exit(1);                                                                \
+    } while (0)
 
-static inline int sim_test_finish(const char *name) {
-  printf("%s: %d checks, %d failures\n", name, sim_test_checks, sim_test_failures);
-  if (sim_test_checks == 0) {
-    fprintf(stderr, "%s: no check ran\n", name);
-    return 1;
-  }
-  return sim_test_failures ? 1 : 0;
+static inline int sim_test_finish(const char *name)
+{
+    printf("%s: %d checks, %d failures\n", name, sim_test_checks, sim_test_failures);
+    if (sim_test_checks == 0) {
+        fprintf(stderr, "%s: no check ran\n", name);
+        return 1;
+    }
+    return sim_test_failures ? 1 : 0;
 }
 
 /* "quick" as the first argument: the reduced set the sanitizer build runs. */

@@ -72,8 +72,7 @@ int main(void)
     s = map_shared();
     uint64_t t_sleepy = core_now_ns();
     CHECK(ping_pong(s, sleepy, 3000) == 0, "sleeping ping-pong saw a payload before its post");
-    CHECK(atomic_load(&s->ping.sleepers) == 0 && atomic_load(&s->pong.sleepers) == 0,
-          "sleepers left registered");
+    CHECK(atomic_load(&s->ping.sleepers) == 0 && atomic_load(&s->pong.sleepers) == 0, "sleepers left registered");
     /* With fenced posts no wake-up is missed: 3000 round trips would take a
      * minute at one 20 ms sleep slice each, they take well under a second. */
     CHECK(core_now_ns() - t_sleepy < 20000000000ull, "fenced posts missed wake-ups (%.1f s)",

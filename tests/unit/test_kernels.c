@@ -36,7 +36,8 @@ static val load(core_type t, const char *p)
     case CORE_INT16: v.i = *(const int16_t *)p; break;
     case CORE_INT32: v.i = *(const int32_t *)p; break;
     case CORE_INT64: v.i = *(const int64_t *)p; break;
-    case CORE_UINT8: case CORE_BOOL: v.u = *(const uint8_t *)p; break;
+    case CORE_UINT8:
+    case CORE_BOOL: v.u = *(const uint8_t *)p; break;
     case CORE_UINT16: v.u = *(const uint16_t *)p; break;
     case CORE_UINT32: v.u = *(const uint32_t *)p; break;
     case CORE_UINT64: v.u = *(const uint64_t *)p; break;
@@ -60,8 +61,14 @@ static void reference(core_type t, core_op op, const char *a, const char *b, cha
 {
     val x = load(t, a), y = load(t, b);
     size_t sz = core_type_size(t);
-    if (op == CORE_OP_REPLACE) { memcpy(out, b, sz); return; }
-    if (op == CORE_OP_NO_OP) { memcpy(out, a, sz); return; }
+    if (op == CORE_OP_REPLACE) {
+        memcpy(out, b, sz);
+        return;
+    }
+    if (op == CORE_OP_NO_OP) {
+        memcpy(out, a, sz);
+        return;
+    }
     if (is_int(t)) {
         uint64_t r = 0;
         bool lx = is_unsigned(t) ? x.u != 0 : x.i != 0, ly = is_unsigned(t) ? y.u != 0 : y.i != 0;
@@ -84,15 +91,24 @@ static void reference(core_type t, core_op op, const char *a, const char *b, cha
     }
     if (t == CORE_FLOAT) {
         float p = (float)x.f, q = (float)y.f,
-              r = op == CORE_OP_SUM ? p + q : op == CORE_OP_PROD ? p * q : op == CORE_OP_MIN ? (q < p ? q : p) : (q > p ? q : p);
+              r = op == CORE_OP_SUM    ? p + q
+                  : op == CORE_OP_PROD ? p * q
+                  : op == CORE_OP_MIN  ? (q < p ? q : p)
+                                       : (q > p ? q : p);
         memcpy(out, &r, sizeof r);
     } else if (t == CORE_DOUBLE) {
         double p = (double)x.f, q = (double)y.f,
-               r = op == CORE_OP_SUM ? p + q : op == CORE_OP_PROD ? p * q : op == CORE_OP_MIN ? (q < p ? q : p) : (q > p ? q : p);
+               r = op == CORE_OP_SUM    ? p + q
+                   : op == CORE_OP_PROD ? p * q
+                   : op == CORE_OP_MIN  ? (q < p ? q : p)
+                                        : (q > p ? q : p);
         memcpy(out, &r, sizeof r);
     } else if (t == CORE_LONG_DOUBLE) {
         long double p = x.f, q = y.f,
-                    r = op == CORE_OP_SUM ? p + q : op == CORE_OP_PROD ? p * q : op == CORE_OP_MIN ? (q < p ? q : p) : (q > p ? q : p);
+                    r = op == CORE_OP_SUM    ? p + q
+                        : op == CORE_OP_PROD ? p * q
+                        : op == CORE_OP_MIN  ? (q < p ? q : p)
+                                             : (q > p ? q : p);
         memset(out, 0, sz);
         memcpy(out, &r, 10);
     } else if (t == CORE_FLOAT_COMPLEX) {
@@ -181,12 +197,12 @@ static void test_scalars(void)
             /* out may be a or b itself */
             memcpy(alias, a, N * sz);
             fn(alias, alias, b, N);
-            CHECK(!memcmp(alias, out, N * sz) || !is_int(t), "%s %s: out == a gives another result",
-                  core_type_name(t), core_op_name(op));
+            CHECK(!memcmp(alias, out, N * sz) || !is_int(t), "%s %s: out == a gives another result", core_type_name(t),
+                  core_op_name(op));
             memcpy(alias, b, N * sz);
             fn(alias, a, alias, N);
-            CHECK(!memcmp(alias, out, N * sz) || !is_int(t), "%s %s: out == b gives another result",
-                  core_type_name(t), core_op_name(op));
+            CHECK(!memcmp(alias, out, N * sz) || !is_int(t), "%s %s: out == b gives another result", core_type_name(t),
+                  core_op_name(op));
             fn(out, a, b, 0); /* count 0 touches nothing */
         }
         free(a), free(b), free(out), free(ref), free(alias);
@@ -202,7 +218,10 @@ static void test_scalars(void)
 static void test_pairs(void)
 {
     /* double-int: the C struct has 4 bytes of padding; packed has none. */
-    typedef struct { double v; int i; } di;
+    typedef struct {
+        double v;
+        int i;
+    } di;
     CHECK(core_type_size(CORE_DOUBLE_INT) == 12, "packed double-int is %zu bytes", core_type_size(CORE_DOUBLE_INT));
     CHECK(core_pair_struct_size(CORE_DOUBLE_INT) == sizeof(di), "struct size");
     di a[6] = {{1, 5}, {2, 0}, {3, 9}, {-1, 4}, {7, 7}, {7, 2}};

@@ -20,8 +20,7 @@ static bool close_to(double a, double b, double rel) { return fabs(a - b) <= rel
 
 static void test_model_and_fit(void)
 {
-    lane_cost truth = {.latency_ns = 300, .overhead_ns = 700, .per_byte_ns = 0.02, .bw_dedicated = 3,
-                       .bw_shared = 6};
+    lane_cost truth = {.latency_ns = 300, .overhead_ns = 700, .per_byte_ns = 0.02, .bw_dedicated = 3, .bw_shared = 6};
     /* time at 1 MB, alone: 1000 + 20972 + 1048576 / 9 */
     double t = plan_lane_time(&truth, 1 << 20, 1);
     CHECK(close_to(t, 1000 + 0.02 * (1 << 20) + (1 << 20) / 9.0, 1e-12), "lane time %g", t);
@@ -86,8 +85,7 @@ static void test_tuning_file(void)
     plan_model_set_factor(&m, "allreduce/sliced/cma/large", 1.4);
     CHECK(plan_model_save(&m, path) == 0, "save");
     CHECK(plan_model_load(&back, path, true, why, sizeof why) == 0, "load: %s", why);
-    CHECK(close_to(back.lane[LANE_CMA].bw_dedicated, 7.25, 1e-6), "cma bandwidth %g",
-          back.lane[LANE_CMA].bw_dedicated);
+    CHECK(close_to(back.lane[LANE_CMA].bw_dedicated, 7.25, 1e-6), "cma bandwidth %g", back.lane[LANE_CMA].bw_dedicated);
     CHECK(close_to(back.sync_ns, 123.5, 1e-6), "sync %g", back.sync_ns);
     CHECK(close_to(plan_model_factor(&back, "allreduce/sliced/cma/large"), 1.4, 1e-6), "factor");
     CHECK(plan_model_factor(&back, "bcast/flat/cells/small") == 1.0, "absent factor is 1");
@@ -107,7 +105,8 @@ static void test_tuning_file(void)
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": ");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "corrupt file accepted");
     CHECK(strstr(why, "line") != NULL, "corrupt: no line in '%s'", why);
-    CHECK(back.lane[LANE_CMA].bw_dedicated == lane_describe(LANE_CMA)->default_cost.bw_dedicated, "corrupt left figures");
+    CHECK(back.lane[LANE_CMA].bw_dedicated == lane_describe(LANE_CMA)->default_cost.bw_dedicated,
+          "corrupt left figures");
 
     /* Missing. */
     CHECK(plan_model_load(&back, "/nonexistent/shoal/tuning.json", false, why, sizeof why) != 0,
@@ -118,7 +117,8 @@ static void test_tuning_file(void)
                      " \"lanes\": {\"cells\": {\"bw_dedicated\": 5.5, \"colour\": \"blue\"}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0, "unknown fields: %s", why);
     CHECK(back.sync_ns == 99 && back.lane[LANE_CELLS].bw_dedicated == 5.5, "unknown fields changed values");
-    CHECK(back.lane[LANE_CELLS].latency_ns == lane_describe(LANE_CELLS)->default_cost.latency_ns, "missing field not default");
+    CHECK(back.lane[LANE_CELLS].latency_ns == lane_describe(LANE_CELLS)->default_cost.latency_ns,
+          "missing field not default");
 
     /* Another machine, another version, impossible figures. */
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"machine\": \"a faraway computer, 1024 cores\"}");
@@ -128,7 +128,8 @@ static void test_tuning_file(void)
     write_file(path, "{\"shoal_tuning\": 99}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0 && strstr(why, "version"),
           "other version accepted: %s", why);
-    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION
+                     ", \"lanes\": {\"cma\": {\"bw_dedicated\": -3, \"bw_shared\": 0}}}");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "negative bandwidth accepted");
     write_file(path, "[1, 2, 3]");
     CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "array accepted");
@@ -161,8 +162,8 @@ static void test_choices(void)
 {
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
-    plan_query q = {.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 4, .ppn = 4, .window = 128 << 10,
-                    .usable = {true, true, true}};
+    plan_query q = {
+        .coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 4, .ppn = 4, .window = 128 << 10, .usable = {true, true, true}};
     plan_model m;
     plan_model_defaults(&m);
     m.lane[LANE_CMA].bw_dedicated = 0.1, m.lane[LANE_CMA].bw_shared = 0.1;
@@ -220,27 +221,34 @@ static void test_choices(void)
         int n;
         size_t bytes;
         double factor;
-    } cases[] = {{2, 4 << 20, 8.0}, {3, 4 << 20, 8.0}, {8, 4 << 20, 8.0}, {9, 4 << 20, 5.0}, {64, 4 << 20, 5.0},
-                 {4, 2 << 20, 4.0}, {4, 1 << 20, 2.0}, {4, 512 << 10, 2.0}, {4, 16 << 20, 8.0},
-                 {4, 1 << 10, 1.0}};
+    } cases[] = {{2, 4 << 20, 8.0}, {3, 4 << 20, 8.0}, {8, 4 << 20, 8.0},   {9, 4 << 20, 5.0},  {64, 4 << 20, 5.0},
+                 {4, 2 << 20, 4.0}, {4, 1 << 20, 2.0}, {4, 512 << 10, 2.0}, {4, 16 << 20, 8.0}, {4, 1 << 10, 1.0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        plan_query f = {.coll = CORE_COLL_BCAST, .bytes = cases[i].bytes, .n = cases[i].n, .ppn = cases[i].n,
-                        .window = 128 << 10, .usable = {true, true, true}};
+        plan_query f = {.coll = CORE_COLL_BCAST,
+                        .bytes = cases[i].bytes,
+                        .n = cases[i].n,
+                        .ppn = cases[i].n,
+                        .window = 128 << 10,
+                        .usable = {true, true, true}};
         plan_candidate fc[64];
         int nf = plan_candidates(&f, fc, 64);
         double got = -1;
         for (int j = 0; j < nf; j++)
             if (fc[j].algo == PLAN_BCAST_FLAT && fc[j].lane == LANE_CMA)
                 got = fc[j].factor;
-        CHECK(fabs(got - cases[i].factor) < 1e-9, "n=%d, %zu bytes: factor %g, expected %g", cases[i].n,
-              cases[i].bytes, got, cases[i].factor);
+        CHECK(fabs(got - cases[i].factor) < 1e-9, "n=%d, %zu bytes: factor %g, expected %g", cases[i].n, cases[i].bytes,
+              got, cases[i].factor);
     }
     /* Striping: large blocks of data movement may go over cma and host, the
      * host's share in proportion to its modelled throughput. */
     plan_model_defaults(&m);
     plan_model_save(&m, path);
     plan_model_reload();
-    plan_query sq = {.coll = CORE_COLL_ALLGATHER, .bytes = 1 << 20, .n = 4, .ppn = 4, .window = 128 << 10,
+    plan_query sq = {.coll = CORE_COLL_ALLGATHER,
+                     .bytes = 1 << 20,
+                     .n = 4,
+                     .ppn = 4,
+                     .window = 128 << 10,
                      .usable = {true, true, true}};
     plan_candidate sc[64];
     int ns = plan_candidates(&sq, sc, 64), striped = -1;
@@ -249,7 +257,8 @@ static void test_choices(void)
             striped = i;
     CHECK(striped >= 0 && sc[striped].lane == LANE_CMA && sc[striped].algo == PLAN_MOVE_PULL, "no striped candidate");
     if (striped >= 0) {
-        double th = 1 / plan_lane_time(&m.lane[LANE_HOST], 1 << 20, 4), tc = 1 / plan_lane_time(&m.lane[LANE_CMA], 1 << 20, 4);
+        double th = 1 / plan_lane_time(&m.lane[LANE_HOST], 1 << 20, 4),
+               tc = 1 / plan_lane_time(&m.lane[LANE_CMA], 1 << 20, 4);
         CHECK(fabs(sc[striped].stripe_share - th / (th + tc)) < 1e-9, "stripe share %g", sc[striped].stripe_share);
         CHECK(!strcmp(plan_lanes_label(sc[striped].lane, sc[striped].stripe), "cma+host"), "striped label");
     }
@@ -277,14 +286,18 @@ static void test_choices(void)
      * node: never chosen while a shared-memory lane is usable. */
     unlink(path);
     plan_model_reload();
-    static const core_coll colls[] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE,
-                                      CORE_COLL_GATHER, CORE_COLL_ALLGATHER, CORE_COLL_SCATTER,
-                                      CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK};
+    static const core_coll colls[] = {
+        CORE_COLL_BCAST,     CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE, CORE_COLL_GATHER,
+        CORE_COLL_ALLGATHER, CORE_COLL_SCATTER, CORE_COLL_ALLTOALL,  CORE_COLL_REDUCE_SCATTER_BLOCK};
     for (int cma = 0; cma < 2; cma++)
         for (int n = 2; n <= 16; n *= 2)
             for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
                 for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 8) {
-                    plan_query d = {.coll = colls[ci], .bytes = bytes, .n = n, .ppn = n, .window = 128 << 10,
+                    plan_query d = {.coll = colls[ci],
+                                    .bytes = bytes,
+                                    .n = n,
+                                    .ppn = n,
+                                    .window = 128 << 10,
                                     .usable = {true, cma, true}};
                     CHECK(plan_choose(&d).lane != LANE_HOST, "defaults chose host for %s of %zu on %d",
                           core_coll_name(colls[ci]), bytes, n);
@@ -321,8 +334,8 @@ static void test_oversubscription(void)
           "oversub_step_ns round trip: %s", why);
     plan_model_reload();
 
-    plan_query q = {.coll = CORE_COLL_BARRIER, .n = 8, .ppn = 8, .cores = 2, .window = 128 << 10,
-                    .usable = {true, true, true}};
+    plan_query q = {
+        .coll = CORE_COLL_BARRIER, .n = 8, .ppn = 8, .cores = 2, .window = 128 << 10, .usable = {true, true, true}};
     double flat = candidate_ns(&q, PLAN_BARRIER_FLAT, LANE_CELLS);
     double dissemination = candidate_ns(&q, PLAN_BARRIER_DISSEMINATION, LANE_CELLS);
     CHECK(close_to(dissemination, 3 * (m.sync_ns + 8000), 1e-9), "dissemination: 3 steps, each waiting for a core: %g",
@@ -332,7 +345,12 @@ static void test_oversubscription(void)
     CHECK(candidate_ns(&q, PLAN_BARRIER_DISSEMINATION, LANE_CELLS) < dissemination / 10,
           "a barrier with a core per rank priced as oversubscribed");
 
-    q = (plan_query){.coll = CORE_COLL_BCAST, .bytes = 4 << 20, .n = 8, .ppn = 8, .cores = 8, .window = 128 << 10,
+    q = (plan_query){.coll = CORE_COLL_BCAST,
+                     .bytes = 4 << 20,
+                     .n = 8,
+                     .ppn = 8,
+                     .cores = 8,
+                     .window = 128 << 10,
                      .usable = {true, true, true}};
     double own_cores = candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CELLS);
     q.cores = 2;
@@ -342,7 +360,12 @@ static void test_oversubscription(void)
 
     /* A gather's push overlaps the root's own copy with the writers; its
      * pull copies, then reads. */
-    q = (plan_query){.coll = CORE_COLL_GATHER, .bytes = 4 << 20, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
+    q = (plan_query){.coll = CORE_COLL_GATHER,
+                     .bytes = 4 << 20,
+                     .n = 2,
+                     .ppn = 2,
+                     .cores = 2,
+                     .window = 128 << 10,
                      .usable = {true, true, true}};
     CHECK(candidate_ns(&q, PLAN_MOVE_PUSH, LANE_CMA) < candidate_ns(&q, PLAN_MOVE_PULL, LANE_CMA),
           "4 MB gather: pull priced below push");
@@ -360,7 +383,12 @@ static void test_staged_reduce(void)
     plan_model m;
     plan_model_defaults(&m);
     double S = 4 << 20, stage = S / m.copy_bw, reduce = S / m.reduce_bw;
-    plan_query q = {.coll = CORE_COLL_REDUCE, .bytes = 4 << 20, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
+    plan_query q = {.coll = CORE_COLL_REDUCE,
+                    .bytes = 4 << 20,
+                    .n = 2,
+                    .ppn = 2,
+                    .cores = 2,
+                    .window = 128 << 10,
                     .usable = {true, true, true}};
     double two = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
     CHECK(two > (stage > reduce ? stage : reduce) && two < 0.8 * (stage + reduce),
@@ -371,7 +399,8 @@ static void test_staged_reduce(void)
     q.cores = 2;
     double shared = candidate_ns(&q, PLAN_REDUCE_FLAT, LANE_CELLS);
     /* 7 stagers and the root's 7 reductions on 2 cores: (7 + 7) / 2 units of work. */
-    CHECK(own_cores >= 7 * reduce && shared > (7 * stage + 7 * reduce) / 2 && shared < 1.2 * (7 * stage + 7 * reduce) / 2,
+    CHECK(own_cores >= 7 * reduce && shared > (7 * stage + 7 * reduce) / 2 &&
+              shared < 1.2 * (7 * stage + 7 * reduce) / 2,
           "8 ranks: %g on 8 cores, %g on 2", own_cores, shared);
     tuning_file_done(path);
 }
@@ -390,7 +419,12 @@ static void test_root_share(void)
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 3; i++) {
             int n = sizes[i];
-            plan_query q = {.coll = colls[c], .bytes = 1 << 20, .n = n, .ppn = n, .cores = n, .window = 128 << 10,
+            plan_query q = {.coll = colls[c],
+                            .bytes = 1 << 20,
+                            .n = n,
+                            .ppn = n,
+                            .cores = n,
+                            .window = 128 << 10,
                             .usable = {true, true, true}};
             plan_candidate cand[64];
             int k = plan_candidates(&q, cand, 64);
@@ -427,8 +461,13 @@ static void test_crowded_single_copy(void)
     plan_model m;
     plan_model_defaults(&m);
     double S = 1 << 20;
-    plan_query q = {.coll = CORE_COLL_BCAST, .bytes = 1 << 20, .n = 16, .ppn = 16, .cores = 16,
-                    .window = 128 << 10, .usable = {true, true, true}};
+    plan_query q = {.coll = CORE_COLL_BCAST,
+                    .bytes = 1 << 20,
+                    .n = 16,
+                    .ppn = 16,
+                    .cores = 16,
+                    .window = 128 << 10,
+                    .usable = {true, true, true}};
     double alone = plan_lane_time(&m.lane[LANE_CMA], S * 15 / 16, 16);
     CHECK(candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA) > 7 * alone,
           "15 readers of one 1 MiB buffer priced %g ns, one alone %g", candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA),
@@ -436,11 +475,16 @@ static void test_crowded_single_copy(void)
     plan_choice ch = plan_choose(&q);
     CHECK(!(ch.algo == PLAN_BCAST_FLAT && ch.lane == LANE_CMA), "1 MiB bcast at np 16: flat over cma");
     q.n = q.ppn = q.cores = 2; /* one reader: nothing to queue behind */
-    CHECK(close_to(candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA),
-                   plan_lane_time(&m.lane[LANE_CMA], S / 2, 2) + m.sync_ns, 1e-9),
+    CHECK(close_to(candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CMA), plan_lane_time(&m.lane[LANE_CMA], S / 2, 2) + m.sync_ns,
+                   1e-9),
           "one reader priced as crowded");
 
-    q = (plan_query){.coll = CORE_COLL_GATHER, .bytes = 4, .n = 16, .ppn = 16, .cores = 16, .window = 128 << 10,
+    q = (plan_query){.coll = CORE_COLL_GATHER,
+                     .bytes = 4,
+                     .n = 16,
+                     .ppn = 16,
+                     .cores = 16,
+                     .window = 128 << 10,
                      .usable = {true, true, true}};
     CHECK(plan_choose(&q).lane == LANE_CELLS, "4 B gather at np 16 not over cells");
     /* Blocks of 4 MiB spread the root's buffer over 32 regions: the 15
@@ -475,8 +519,8 @@ static void test_cache(void)
 
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
-    plan_query q = {.coll = CORE_COLL_GATHER, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10,
-                    .usable = {true, true, true}};
+    plan_query q = {
+        .coll = CORE_COLL_GATHER, .n = 2, .ppn = 2, .cores = 2, .window = 128 << 10, .usable = {true, true, true}};
     double share[2][2]; /* [copy_mem_bw below copy_bw?][beyond the cache?] */
     for (int slow = 0; slow < 2; slow++) {
         plan_model_defaults(&m);
@@ -514,8 +558,13 @@ static void test_blockwise_reads(void)
     CHECK(plan_model_save(&m, path) == 0, "save");
     plan_model_reload();
     for (size_t bytes = 1 << 20; bytes <= 4 << 20; bytes *= 2) {
-        plan_query q = {.coll = CORE_COLL_ALLREDUCE, .bytes = bytes, .n = 2, .ppn = 2, .cores = 2,
-                        .window = 128 << 10, .usable = {true, true, true}};
+        plan_query q = {.coll = CORE_COLL_ALLREDUCE,
+                        .bytes = bytes,
+                        .n = 2,
+                        .ppn = 2,
+                        .cores = 2,
+                        .window = 128 << 10,
+                        .usable = {true, true, true}};
         plan_choice ch = plan_choose(&q);
         CHECK(ch.algo == PLAN_ALLREDUCE_FLAT && ch.lane == LANE_CELLS, "allreduce %zu bytes: %s over %s", bytes,
               plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe));

@@ -45,8 +45,8 @@ static void check_reduce(size_t count, int root)
         for (size_t i = 0; i < count; i++) {
             long want = (long)i % 17 - 5 + (n - 1) * 31;
             if (y[i] != want) {
-                CHECK(0, "rank %d/%d reduce max %zu at root %d: element %zu is %ld, want %ld", me, n, count, root,
-                      i, y[i], want);
+                CHECK(0, "rank %d/%d reduce max %zu at root %d: element %zu is %ld, want %ld", me, n, count, root, i,
+                      y[i], want);
                 break;
             }
         }
@@ -85,8 +85,8 @@ static void check_reduce_scatter(size_t count, bool in_place)
     for (size_t i = 0; i < counts[me]; i++) {
         int want = ((int)((firsts[me] + i) % 1000)) * n + n * (n - 1) / 2;
         if (y[i] != want) {
-            CHECK(0, "rank %d/%d reduce_scatter %zu (in place %d): element %zu is %d want %d", me, n, count,
-                  in_place, i, y[i], want);
+            CHECK(0, "rank %d/%d reduce_scatter %zu (in place %d): element %zu is %d want %d", me, n, count, in_place,
+                  i, y[i], want);
             break;
         }
     }
@@ -256,8 +256,10 @@ int main(void)
             for (int k = 0; k < n; k++) {
                 int status;
                 waitpid(kids[k], &status, 0);
-                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d ranks, lanes %s, algorithms '%s', cores %s: "
-                      "rank %d exit status %d", n, settings[st][0], settings[st][1], settings[st][2], k, status);
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "%d ranks, lanes %s, algorithms '%s', cores %s: "
+                      "rank %d exit status %d",
+                      n, settings[st][0], settings[st][1], settings[st][2], k, status);
             }
             core_segment_release(&seg);
         }

@@ -7,16 +7,15 @@
 
 static int unit_failures, unit_checks;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        unit_checks++;                                                       \
-        if (!(cond)) {                                                       \
-            unit_failures++;                                                 \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        unit_checks++;                                                               \
+        if (!(cond)) {                                                               \
+            unit_failures++;                                                         \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fprintf(stderr, "\n");                                                   \
+        }                                                                            \
     } while (0)
 
 static inline int unit_done(const char *name)

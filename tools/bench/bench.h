@@ -24,8 +24,8 @@ enum bench_id {
     BENCH_ALLTOALL,
     BENCH_REDUCE_SCATTER_BLOCK,
     BENCH_REDUCE_SCATTER, /* blocks of their own sizes: rank i's grows with i + 1 */
-    BENCH_LATENCY, /* OSU osu_latency: ping-pong between ranks 0 and 1 */
-    BENCH_BW,      /* OSU osu_bw: windows of non-blocking sends, 0 -> 1 */
+    BENCH_LATENCY,        /* OSU osu_latency: ping-pong between ranks 0 and 1 */
+    BENCH_BW,             /* OSU osu_bw: windows of non-blocking sends, 0 -> 1 */
     BENCH_COUNT
 };
 
@@ -72,15 +72,15 @@ enum bench_corrupt { CORRUPT_NONE, CORRUPT_HOST, CORRUPT_SHOAL };
 
 struct bench_options {
     long long min_size, max_size; /* -m [MIN:]MAX */
-    int iterations;         /* -i: timed iterations per size (all sizes, as OSU) */
-    int warmup;             /* -x: untimed iterations per size (all sizes, as OSU) */
-    int iterations_large;   /* --iterations-large: sizes > BENCH_LARGE_MESSAGE_SIZE */
-    int warmup_large;       /* --warmup-large */
-    int window_size;        /* bw: messages in flight per iteration (-W) */
-    bool full;              /* -f: also min/max across ranks and iterations */
-    bool validate;          /* on unless --no-validate */
-    const char *json_path;  /* NULL: no JSON */
-    const char *csv_path;   /* NULL: no CSV */
+    int iterations;               /* -i: timed iterations per size (all sizes, as OSU) */
+    int warmup;                   /* -x: untimed iterations per size (all sizes, as OSU) */
+    int iterations_large;         /* --iterations-large: sizes > BENCH_LARGE_MESSAGE_SIZE */
+    int warmup_large;             /* --warmup-large */
+    int window_size;              /* bw: messages in flight per iteration (-W) */
+    bool full;                    /* -f: also min/max across ranks and iterations */
+    bool validate;                /* on unless --no-validate */
+    const char *json_path;        /* NULL: no JSON */
+    const char *csv_path;         /* NULL: no CSV */
     bool selected[BENCH_COUNT];
     enum bench_corrupt corrupt; /* hidden test hook, see docs/BENCH.md */
     bool help, version;
@@ -90,15 +90,13 @@ enum parse_result { PARSE_OK, PARSE_ERROR, PARSE_EXIT };
 
 /* Fills `opt` from argv. On PARSE_ERROR `err` holds one line saying what was
  * wrong. PARSE_EXIT means --help or --version was asked for. Needs no MPI. */
-enum parse_result bench_parse_options(int argc, char **argv, struct bench_options *opt,
-                                      char *err, size_t errlen);
+enum parse_result bench_parse_options(int argc, char **argv, struct bench_options *opt, char *err, size_t errlen);
 void bench_print_usage(FILE *out);
 /* The sizes a benchmark runs: from *min to *max, doubling (0 is followed by 1). */
 void bench_size_range(const struct bench_options *opt, enum bench_id id, size_t *min, size_t *max);
 size_t bench_next_size(size_t size);
 /* Timed and warm-up iterations for one benchmark at one size. */
-void bench_counts(const struct bench_options *opt, enum bench_id id, size_t size,
-                  int *iterations, int *warmup);
+void bench_counts(const struct bench_options *opt, enum bench_id id, size_t size, int *iterations, int *warmup);
 
 /* ---- patterns: inputs and the independently computed reference -------- */
 
@@ -118,7 +116,7 @@ void pattern_fill_floats(float *buf, size_t count, uint64_t key);
 float pattern_float(uint64_t key, size_t element);
 /* Checks buf[e] == sum over r of pattern_float(keys[r], first_element + e).
  * Returns the first bad element, or -1; *expected gets its reference. */
-long pattern_check_float_sum(const float *buf, size_t count, const uint64_t *keys, int nkeys,
-                             size_t first_element, float *expected);
+long pattern_check_float_sum(const float *buf, size_t count, const uint64_t *keys, int nkeys, size_t first_element,
+                             float *expected);
 
 #endif

@@ -56,10 +56,8 @@ bool bench_size_supported(enum bench_id id, size_t size, int nprocs)
 {
     switch (bench_kind_of(id)) {
     case KIND_LATENCY:
-    case KIND_BANDWIDTH:
-        return true;
-    case KIND_COLLECTIVE:
-        break;
+    case KIND_BANDWIDTH: return true;
+    case KIND_COLLECTIVE: break;
     }
     if (id == BENCH_BARRIER)
         return true;
@@ -80,29 +78,20 @@ double bench_bound_bytes(enum bench_id id, size_t size, int nprocs)
 {
     double n = nprocs, s = (double)size;
     switch (id) {
-    case BENCH_BARRIER:
-        return 0;
-    case BENCH_BCAST: /* n-1 ranks must receive s; the root holds it already */
-        return (n - 1) * s / n;
-    case BENCH_REDUCE: /* n-1 vectors of s folded into the root's result */
-        return (n - 1) * s / n;
-    case BENCH_ALLREDUCE: /* the fold above, then n-1 more copies of the result */
-        return 2 * (n - 1) * s / n;
+    case BENCH_BARRIER: return 0;
+    case BENCH_BCAST: /* n-1 ranks must receive s; the root holds it already */ return (n - 1) * s / n;
+    case BENCH_REDUCE: /* n-1 vectors of s folded into the root's result */ return (n - 1) * s / n;
+    case BENCH_ALLREDUCE: /* the fold above, then n-1 more copies of the result */ return 2 * (n - 1) * s / n;
     case BENCH_GATHER: /* n blocks of s land in the root's buffer */
-    case BENCH_SCATTER: /* n blocks of s leave the root's buffer */
-        return s;
+    case BENCH_SCATTER: /* n blocks of s leave the root's buffer */ return s;
     case BENCH_ALLGATHER: /* every rank's output holds n blocks of s */
-    case BENCH_ALLTOALL:
-        return n * s;
+    case BENCH_ALLTOALL: return n * s;
     case BENCH_REDUCE_SCATTER_BLOCK: /* each rank folds n-1 blocks of s/n */
         return (n - 1) * (double)reduce_scatter_used_bytes(size, nprocs) / n;
-    case BENCH_REDUCE_SCATTER: /* n-1 vectors of s folded, whoever's blocks they are */
-        return (n - 1) * s / n;
+    case BENCH_REDUCE_SCATTER: /* n-1 vectors of s folded, whoever's blocks they are */ return (n - 1) * s / n;
     case BENCH_LATENCY: /* one message of s between two ranks, copied by both */
-    case BENCH_BW:
-        return s / 2;
-    case BENCH_COUNT:
-        break;
+    case BENCH_BW: return s / 2;
+    case BENCH_COUNT: break;
     }
     return 0;
 }

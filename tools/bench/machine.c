@@ -81,8 +81,7 @@ void machine_collect(struct bench_context *ctx, int argc, char **argv)
     int len = 0;
     PMPI_Get_library_version(facts->mpi_library_version, &len);
     /* Trailing newlines make the JSON and the table header ugly. */
-    while (len > 0 && (facts->mpi_library_version[len - 1] == '\n' ||
-                       facts->mpi_library_version[len - 1] == ' '))
+    while (len > 0 && (facts->mpi_library_version[len - 1] == '\n' || facts->mpi_library_version[len - 1] == ' '))
         facts->mpi_library_version[--len] = '\0';
     parse_mpi_name(facts);
     PMPI_Get_version(&facts->mpi_standard_major, &facts->mpi_standard_minor);
@@ -112,8 +111,8 @@ void machine_collect(struct bench_context *ctx, int argc, char **argv)
     size_t used = 0;
     facts->command_line[0] = '\0';
     for (int k = 0; k < argc && used + 2 < sizeof facts->command_line; k++) {
-        int wrote = snprintf(facts->command_line + used, sizeof facts->command_line - used,
-                             "%s%s", k ? " " : "", argv[k]);
+        int wrote =
+            snprintf(facts->command_line + used, sizeof facts->command_line - used, "%s%s", k ? " " : "", argv[k]);
         if (wrote < 0)
             break;
         used += (size_t)wrote;
@@ -148,8 +147,7 @@ static double now_seconds(void)
 }
 
 /* Spins until *word == value; false if the partner gave up or the deadline passed. */
-static bool wait_for(_Atomic uint64_t *word, uint64_t value, struct pingpong_lines *lines,
-                     double deadline)
+static bool wait_for(_Atomic uint64_t *word, uint64_t value, struct pingpong_lines *lines, double deadline)
 {
     for (unsigned spins = 0;; spins++) {
         if (atomic_load_explicit(word, memory_order_acquire) == value)

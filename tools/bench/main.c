@@ -55,9 +55,8 @@ int main(int argc, char **argv)
             if (opt.help)
                 bench_print_usage(stdout);
             else
-                printf("shoal-bench %s (%s), shoal %s, host MPI: %s\n", ctx.facts.shoal_version,
-                       ctx.facts.shoal_commit, ctx.facts.shoal_enabled ? "active" : "not active",
-                       ctx.facts.mpi_library_version);
+                printf("shoal-bench %s (%s), shoal %s, host MPI: %s\n", ctx.facts.shoal_version, ctx.facts.shoal_commit,
+                       ctx.facts.shoal_enabled ? "active" : "not active", ctx.facts.mpi_library_version);
         }
         return finish(0);
     }
@@ -73,8 +72,7 @@ int main(int argc, char **argv)
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx.comm);
     if (!all_ok) {
         if (ctx.rank == 0)
-            fprintf(stderr, "shoal-bench: cannot allocate 4 buffers of %zu bytes; lower -m\n",
-                    ctx.buf_bytes);
+            fprintf(stderr, "shoal-bench: cannot allocate 4 buffers of %zu bytes; lower -m\n", ctx.buf_bytes);
         return finish(2);
     }
 

@@ -70,10 +70,7 @@ struct call_site {
 };
 
 static size_t float_count(size_t size) { return size / sizeof(float); }
-static size_t scatter_block_floats(size_t size, int nprocs)
-{
-    return size / sizeof(float) / (size_t)nprocs;
-}
+static size_t scatter_block_floats(size_t size, int nprocs) { return size / sizeof(float) / (size_t)nprocs; }
 /* Floats of rank's block in the reduce_scatter benchmark. */
 static size_t reduce_scatter_floats(size_t size, int nprocs, int rank)
 {
@@ -104,22 +101,17 @@ static void prepare_inputs(const struct call_site *call)
             ctx->counts[r] = (int)reduce_scatter_floats(s, n, r);
         break;
     case BENCH_GATHER:
-    case BENCH_ALLGATHER:
-        pattern_fill_bytes(ctx->send_buf, s, pattern_key(call->seed, me, 0));
-        break;
+    case BENCH_ALLGATHER: pattern_fill_bytes(ctx->send_buf, s, pattern_key(call->seed, me, 0)); break;
     case BENCH_SCATTER:
         if (me == ROOT)
             for (int block = 0; block < n; block++)
-                pattern_fill_bytes(ctx->send_buf + (size_t)block * s, s,
-                                   pattern_key(call->seed, ROOT, block));
+                pattern_fill_bytes(ctx->send_buf + (size_t)block * s, s, pattern_key(call->seed, ROOT, block));
         break;
     case BENCH_ALLTOALL:
         for (int block = 0; block < n; block++)
-            pattern_fill_bytes(ctx->send_buf + (size_t)block * s, s,
-                               pattern_key(call->seed, me, block));
+            pattern_fill_bytes(ctx->send_buf + (size_t)block * s, s, pattern_key(call->seed, me, block));
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -131,41 +123,26 @@ static void call_collective(const struct call_site *call)
     MPI_Comm comm = ctx->comm;
     enum bench_path path = call->path;
     switch (call->id) {
-    case BENCH_BARRIER:
-        ON_PATH(path, MPI_Barrier, comm);
-        break;
-    case BENCH_BCAST:
-        ON_PATH(path, MPI_Bcast, rbuf, s, MPI_CHAR, ROOT, comm);
-        break;
+    case BENCH_BARRIER: ON_PATH(path, MPI_Barrier, comm); break;
+    case BENCH_BCAST: ON_PATH(path, MPI_Bcast, rbuf, s, MPI_CHAR, ROOT, comm); break;
     case BENCH_REDUCE:
-        ON_PATH(path, MPI_Reduce, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM,
-                ROOT, comm);
+        ON_PATH(path, MPI_Reduce, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM, ROOT, comm);
         break;
     case BENCH_ALLREDUCE:
-        ON_PATH(path, MPI_Allreduce, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM,
-                comm);
+        ON_PATH(path, MPI_Allreduce, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM, comm);
         break;
-    case BENCH_GATHER:
-        ON_PATH(path, MPI_Gather, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, ROOT, comm);
-        break;
-    case BENCH_ALLGATHER:
-        ON_PATH(path, MPI_Allgather, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, comm);
-        break;
-    case BENCH_SCATTER:
-        ON_PATH(path, MPI_Scatter, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, ROOT, comm);
-        break;
-    case BENCH_ALLTOALL:
-        ON_PATH(path, MPI_Alltoall, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, comm);
-        break;
+    case BENCH_GATHER: ON_PATH(path, MPI_Gather, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, ROOT, comm); break;
+    case BENCH_ALLGATHER: ON_PATH(path, MPI_Allgather, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, comm); break;
+    case BENCH_SCATTER: ON_PATH(path, MPI_Scatter, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, ROOT, comm); break;
+    case BENCH_ALLTOALL: ON_PATH(path, MPI_Alltoall, sbuf, s, MPI_CHAR, rbuf, s, MPI_CHAR, comm); break;
     case BENCH_REDUCE_SCATTER_BLOCK:
-        ON_PATH(path, MPI_Reduce_scatter_block, sbuf, rbuf,
-                (int)scatter_block_floats(call->size, n), MPI_FLOAT, MPI_SUM, comm);
+        ON_PATH(path, MPI_Reduce_scatter_block, sbuf, rbuf, (int)scatter_block_floats(call->size, n), MPI_FLOAT,
+                MPI_SUM, comm);
         break;
     case BENCH_REDUCE_SCATTER:
         ON_PATH(path, MPI_Reduce_scatter, sbuf, rbuf, ctx->counts, MPI_FLOAT, MPI_SUM, comm);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -180,14 +157,11 @@ static size_t result_bytes(enum bench_id id, size_t size, int nprocs)
     switch (id) {
     case BENCH_GATHER:
     case BENCH_ALLGATHER:
-    case BENCH_ALLTOALL:
-        return size * (size_t)nprocs;
-    case BENCH_REDUCE_SCATTER_BLOCK:
-        return scatter_block_floats(size, nprocs) * sizeof(float);
+    case BENCH_ALLTOALL: return size * (size_t)nprocs;
+    case BENCH_REDUCE_SCATTER_BLOCK: return scatter_block_floats(size, nprocs) * sizeof(float);
     case BENCH_REDUCE_SCATTER: /* the last rank's block, the largest */
         return reduce_scatter_floats(size, nprocs, nprocs - 1) * sizeof(float);
-    default:
-        return size;
+    default: return size;
     }
 }
 
@@ -214,38 +188,34 @@ static void maybe_corrupt(struct call_site *call)
 static void report_error(struct call_site *call, const char *what)
 {
     if (call->errors++ < ERRORS_PRINTED)
-        fprintf(stderr,
-                "shoal-bench: VALIDATION ERROR: %s, %zu bytes, %s path, rank %d, call %llu: %s\n",
+        fprintf(stderr, "shoal-bench: VALIDATION ERROR: %s, %zu bytes, %s path, rank %d, call %llu: %s\n",
                 bench_name(call->id), call->size, path_name(call->path), call->ctx->rank,
                 (unsigned long long)call->seed, what);
 }
 
-static void check_bytes(struct call_site *call, const unsigned char *buf, size_t len,
-                        uint64_t key, const char *where)
+static void check_bytes(struct call_site *call, const unsigned char *buf, size_t len, uint64_t key, const char *where)
 {
     long bad = pattern_check_bytes(buf, len, key);
     if (bad < 0)
         return;
     char what[256];
-    snprintf(what, sizeof what, "%s byte %ld is 0x%02x but the reference is 0x%02x", where, bad,
-             buf[bad], pattern_expected_byte(key, (size_t)bad));
+    snprintf(what, sizeof what, "%s byte %ld is 0x%02x but the reference is 0x%02x", where, bad, buf[bad],
+             pattern_expected_byte(key, (size_t)bad));
     report_error(call, what);
 }
 
-static void check_float_sum(struct call_site *call, const float *buf, size_t count,
-                            size_t first_element)
+static void check_float_sum(struct call_site *call, const float *buf, size_t count, size_t first_element)
 {
     struct bench_context *ctx = call->ctx;
     for (int r = 0; r < ctx->nprocs; r++)
         ctx->keys[r] = pattern_key(call->seed, r, 0);
     float expected = 0;
-    long bad = pattern_check_float_sum(buf, count, ctx->keys, ctx->nprocs, first_element,
-                                       &expected);
+    long bad = pattern_check_float_sum(buf, count, ctx->keys, ctx->nprocs, first_element, &expected);
     if (bad < 0)
         return;
     char what[256];
-    snprintf(what, sizeof what, "element %ld of the sum is %g but the reference is %g",
-             bad + (long)first_element, (double)buf[bad], (double)expected);
+    snprintf(what, sizeof what, "element %ld of the sum is %g but the reference is %g", bad + (long)first_element,
+             (double)buf[bad], (double)expected);
     report_error(call, what);
 }
 
@@ -263,9 +233,7 @@ static void check_result(struct call_site *call)
         if (me == ROOT)
             check_float_sum(call, (const float *)ctx->recv_buf, float_count(s), 0);
         break;
-    case BENCH_ALLREDUCE:
-        check_float_sum(call, (const float *)ctx->recv_buf, float_count(s), 0);
-        break;
+    case BENCH_ALLREDUCE: check_float_sum(call, (const float *)ctx->recv_buf, float_count(s), 0); break;
     case BENCH_REDUCE_SCATTER_BLOCK: {
         size_t block = scatter_block_floats(s, n);
         check_float_sum(call, (const float *)ctx->recv_buf, block, block * (size_t)me);
@@ -281,22 +249,17 @@ static void check_result(struct call_site *call)
             break;
         for (int block = 0; block < n; block++) {
             snprintf(where, sizeof where, "block from rank %d:", block);
-            check_bytes(call, ctx->recv_buf + (size_t)block * s, s,
-                        pattern_key(call->seed, block, 0), where);
+            check_bytes(call, ctx->recv_buf + (size_t)block * s, s, pattern_key(call->seed, block, 0), where);
         }
         break;
-    case BENCH_SCATTER:
-        check_bytes(call, ctx->recv_buf, s, pattern_key(call->seed, ROOT, me), "block");
-        break;
+    case BENCH_SCATTER: check_bytes(call, ctx->recv_buf, s, pattern_key(call->seed, ROOT, me), "block"); break;
     case BENCH_ALLTOALL:
         for (int block = 0; block < n; block++) {
             snprintf(where, sizeof where, "block from rank %d:", block);
-            check_bytes(call, ctx->recv_buf + (size_t)block * s, s,
-                        pattern_key(call->seed, block, me), where);
+            check_bytes(call, ctx->recv_buf + (size_t)block * s, s, pattern_key(call->seed, block, me), where);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -320,8 +283,8 @@ static void record_shoal_path(struct bench_context *ctx)
 }
 
 /* One timed call of one path: inputs, barrier, the call, then the check. */
-static double timed_call(struct bench_context *ctx, enum bench_id id, size_t size,
-                         enum bench_path path, struct barrier_log *log, long *errors)
+static double timed_call(struct bench_context *ctx, enum bench_id id, size_t size, enum bench_path path,
+                         struct barrier_log *log, long *errors)
 {
     struct call_site call = {ctx, id, size, path, ++ctx->calls, 0};
     if (ctx->opt->validate)
@@ -353,8 +316,7 @@ static double timed_call(struct bench_context *ctx, enum bench_id id, size_t siz
     return stop - start;
 }
 
-static long check_barrier_log(struct bench_context *ctx, struct barrier_log *log,
-                              enum bench_path path)
+static long check_barrier_log(struct bench_context *ctx, struct barrier_log *log, enum bench_path path)
 {
     /* Latest entry (max) and earliest exit (max of the negation), all ranks. */
     for (int k = 0; k < log->calls; k++)
@@ -430,9 +392,8 @@ static int compare_doubles(const void *a, const void *b)
  * wider interval than the normal 1.96. */
 static double student_t95(int degrees_of_freedom)
 {
-    static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                   2.120, 2.110,  2.101, 2.093, 2.086};
+    static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                   2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
     if (degrees_of_freedom < 1)
         return NAN;
     if (degrees_of_freedom <= 20)
@@ -454,8 +415,7 @@ static double student_t95(int degrees_of_freedom)
  * test, and the median over pairs of host/shoal time is the typical
  * speedup. A few descheduled calls (milliseconds each) move a mean, not a
  * majority nor a median. */
-static void paired_summary(struct bench_context *ctx, struct paired_times *p, bool rank0_only,
-                           struct size_result *row)
+static void paired_summary(struct bench_context *ctx, struct paired_times *p, bool rank0_only, struct size_result *row)
 {
     if (rank0_only) {
         PMPI_Bcast(&p->count, 1, MPI_INT, 0, ctx->comm);
@@ -489,12 +449,10 @@ static void paired_summary(struct bench_context *ctx, struct paired_times *p, bo
         squares += (d - mean) * (d - mean);
     }
     row->difference_us = 1e6 * mean;
-    row->difference_ci95_us =
-        n > 1 ? 1e6 * student_t95(n - 1) * sqrt(squares / (n - 1) / n) : NAN;
+    row->difference_ci95_us = n > 1 ? 1e6 * student_t95(n - 1) * sqrt(squares / (n - 1) / n) : NAN;
     if (nratios) {
         qsort(ratios, (size_t)nratios, sizeof(double), compare_doubles);
-        row->median_speedup = nratios % 2 ? ratios[nratios / 2]
-                                          : 0.5 * (ratios[nratios / 2 - 1] + ratios[nratios / 2]);
+        row->median_speedup = nratios % 2 ? ratios[nratios / 2] : 0.5 * (ratios[nratios / 2 - 1] + ratios[nratios / 2]);
     } else {
         row->median_speedup = NAN;
     }
@@ -512,8 +470,7 @@ static struct path_figures across_ranks(struct bench_context *ctx, double per_ra
     return f;
 }
 
-static void finish_row(struct bench_context *ctx, enum bench_id id, struct size_result *row,
-                       long errors[2])
+static void finish_row(struct bench_context *ctx, enum bench_id id, struct size_result *row, long errors[2])
 {
     long local[2] = {errors[0], errors[1]}, total[2];
     PMPI_Allreduce(local, total, 2, MPI_LONG, MPI_SUM, ctx->comm);
@@ -532,8 +489,7 @@ static void finish_row(struct bench_context *ctx, enum bench_id id, struct size_
     output_table_row(ctx, id, row);
 }
 
-static void measure_collective_size(struct bench_context *ctx, enum bench_id id, size_t size,
-                                    struct size_result *row)
+static void measure_collective_size(struct bench_context *ctx, enum bench_id id, size_t size, struct size_result *row)
 {
     int iterations, warmup;
     bench_counts(ctx->opt, id, size, &iterations, &warmup);
@@ -603,8 +559,8 @@ struct pt2pt_site {
     MPI_Status *statuses; /* not MPI_STATUSES_IGNORE: gcc reads that as a 0-byte array */
 };
 
-static void check_message(struct bench_context *ctx, enum bench_id id, size_t size,
-                          enum bench_path path, uint64_t seed, int from, long *errors)
+static void check_message(struct bench_context *ctx, enum bench_id id, size_t size, enum bench_path path, uint64_t seed,
+                          int from, long *errors)
 {
     struct call_site call = {ctx, id, size, path, seed, 0};
     enum bench_corrupt want = path == PATH_HOST ? CORRUPT_HOST : CORRUPT_SHOAL;
@@ -630,14 +586,12 @@ static double latency_loop(struct pt2pt_site *site, int count)
         start = MPI_Wtime();
         for (int i = 0; i < count; i++) {
             ON_PATH(site->path, MPI_Send, ctx->send_buf, s, MPI_CHAR, 1, 1, ctx->comm);
-            ON_PATH(site->path, MPI_Recv, ctx->recv_buf, s, MPI_CHAR, 1, 1, ctx->comm,
-                    MPI_STATUS_IGNORE);
+            ON_PATH(site->path, MPI_Recv, ctx->recv_buf, s, MPI_CHAR, 1, 1, ctx->comm, MPI_STATUS_IGNORE);
         }
         stop = MPI_Wtime();
     } else if (ctx->rank == 1) {
         for (int i = 0; i < count; i++) {
-            ON_PATH(site->path, MPI_Recv, ctx->recv_buf, s, MPI_CHAR, 0, 1, ctx->comm,
-                    MPI_STATUS_IGNORE);
+            ON_PATH(site->path, MPI_Recv, ctx->recv_buf, s, MPI_CHAR, 0, 1, ctx->comm, MPI_STATUS_IGNORE);
             ON_PATH(site->path, MPI_Send, ctx->send_buf, s, MPI_CHAR, 0, 1, ctx->comm);
         }
     }
@@ -657,8 +611,7 @@ static double bandwidth_loop(struct pt2pt_site *site, int count)
         start = MPI_Wtime();
         for (int i = 0; i < count; i++) {
             for (int j = 0; j < w; j++)
-                ON_PATH(site->path, MPI_Isend, ctx->send_buf, s, MPI_CHAR, 1, 2, ctx->comm,
-                        &site->requests[j]);
+                ON_PATH(site->path, MPI_Isend, ctx->send_buf, s, MPI_CHAR, 1, 2, ctx->comm, &site->requests[j]);
             ON_PATH(site->path, MPI_Waitall, w, site->requests, site->statuses);
             ON_PATH(site->path, MPI_Recv, ack, 4, MPI_CHAR, 1, 3, ctx->comm, MPI_STATUS_IGNORE);
         }
@@ -666,8 +619,7 @@ static double bandwidth_loop(struct pt2pt_site *site, int count)
     } else if (ctx->rank == 1) {
         for (int i = 0; i < count; i++) {
             for (int j = 0; j < w; j++)
-                ON_PATH(site->path, MPI_Irecv, ctx->recv_buf, s, MPI_CHAR, 0, 2, ctx->comm,
-                        &site->requests[j]);
+                ON_PATH(site->path, MPI_Irecv, ctx->recv_buf, s, MPI_CHAR, 0, 2, ctx->comm, &site->requests[j]);
             ON_PATH(site->path, MPI_Waitall, w, site->requests, site->statuses);
             ON_PATH(site->path, MPI_Send, ack, 4, MPI_CHAR, 0, 3, ctx->comm);
         }
@@ -685,16 +637,15 @@ static uint64_t prepare_messages(struct bench_context *ctx, size_t size)
     return seed;
 }
 
-static void check_chunk(struct bench_context *ctx, enum bench_id id, size_t size,
-                        enum bench_path path, uint64_t seed, long *errors)
+static void check_chunk(struct bench_context *ctx, enum bench_id id, size_t size, enum bench_path path, uint64_t seed,
+                        long *errors)
 {
     /* In bw only rank 1 receives data; in latency both ranks do. */
     if (ctx->rank == 1 || (ctx->rank == 0 && id == BENCH_LATENCY))
         check_message(ctx, id, size, path, seed, 1 - ctx->rank, errors);
 }
 
-static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size_t size,
-                               struct size_result *row)
+static void measure_pt2pt_size(struct bench_context *ctx, enum bench_id id, size_t size, struct size_result *row)
 {
     int iterations, warmup;
     bench_counts(ctx->opt, id, size, &iterations, &warmup);

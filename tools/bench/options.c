@@ -71,9 +71,21 @@ static int parse_size(const char *text, long long *out)
         return -1;
     unsigned long long scale = 1;
     switch (*end) {
-    case 'k': case 'K': scale = 1ull << 10; end++; break;
-    case 'm': case 'M': scale = 1ull << 20; end++; break;
-    case 'g': case 'G': scale = 1ull << 30; end++; break;
+    case 'k':
+    case 'K':
+        scale = 1ull << 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        scale = 1ull << 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        scale = 1ull << 30;
+        end++;
+        break;
     default: break;
     }
     if (*end != '\0' || value > BENCH_SIZE_LIMIT / scale)
@@ -137,8 +149,7 @@ static bool select_benchmarks(const char *name, struct bench_options *opt)
 
 /* Options that take a value accept "-m 64", "-m64", "--message-size 64" and
  * "--message-size=64". Returns the value, or NULL when it is missing. */
-static const char *option_value(int argc, char **argv, int *index, const char *arg,
-                                size_t name_len)
+static const char *option_value(int argc, char **argv, int *index, const char *arg, size_t name_len)
 {
     if (arg[1] != '-' && arg[2] != '\0') /* -m64 */
         return arg + 2;
@@ -149,8 +160,7 @@ static const char *option_value(int argc, char **argv, int *index, const char *a
     return argv[++*index];
 }
 
-enum parse_result bench_parse_options(int argc, char **argv, struct bench_options *opt,
-                                      char *err, size_t errlen)
+enum parse_result bench_parse_options(int argc, char **argv, struct bench_options *opt, char *err, size_t errlen)
 {
     memset(opt, 0, sizeof *opt);
     opt->min_size = opt->max_size = BENCH_UNSET;
@@ -166,13 +176,20 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
         const char *long_name;
         bool takes_value;
     } known[] = {
-        {'m', "--message-size", true}, {'i', "--iterations", true},
-        {'x', "--warmup", true},       {0, "--iterations-large", true},
-        {0, "--warmup-large", true},   {'W', "--window-size", true},
-        {'f', "--full", false},        {'c', "--validation", false},
-        {0, "--no-validate", false},   {0, "--json", true},
-        {0, "--csv", true},            {'h', "--help", false},
-        {'v', "--version", false},     {0, "--debug-corrupt", true},
+        {'m', "--message-size", true},
+        {'i', "--iterations", true},
+        {'x', "--warmup", true},
+        {0, "--iterations-large", true},
+        {0, "--warmup-large", true},
+        {'W', "--window-size", true},
+        {'f', "--full", false},
+        {'c', "--validation", false},
+        {0, "--no-validate", false},
+        {0, "--json", true},
+        {0, "--csv", true},
+        {'h', "--help", false},
+        {'v', "--version", false},
+        {0, "--debug-corrupt", true},
     };
 
     for (int index = 1; index < argc; index++) {
@@ -258,10 +275,8 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
 
     if (opt->help || opt->version)
         return PARSE_EXIT;
-    if (opt->min_size != BENCH_UNSET && opt->max_size != BENCH_UNSET &&
-        opt->min_size > opt->max_size) {
-        set_error(err, errlen, "message size range %lld:%lld is empty", opt->min_size,
-                  opt->max_size);
+    if (opt->min_size != BENCH_UNSET && opt->max_size != BENCH_UNSET && opt->min_size > opt->max_size) {
+        set_error(err, errlen, "message size range %lld:%lld is empty", opt->min_size, opt->max_size);
         return PARSE_ERROR;
     }
     if (opt->window_size > 1024) {
@@ -292,15 +307,13 @@ void bench_size_range(const struct bench_options *opt, enum bench_id id, size_t 
 
 size_t bench_next_size(size_t size) { return size == 0 ? 1 : size * 2; }
 
-void bench_counts(const struct bench_options *opt, enum bench_id id, size_t size,
-                  int *iterations, int *warmup)
+void bench_counts(const struct bench_options *opt, enum bench_id id, size_t size, int *iterations, int *warmup)
 {
     enum bench_kind kind = bench_kind_of(id);
     bool large = size > BENCH_LARGE_MESSAGE_SIZE;
     /* -i and -x set every size, as OSU's do; the -large options then
      * override the large sizes only. */
-    int small_iterations =
-        opt->iterations != BENCH_UNSET ? opt->iterations : kind_defaults[kind].iterations;
+    int small_iterations = opt->iterations != BENCH_UNSET ? opt->iterations : kind_defaults[kind].iterations;
     int small_warmup = opt->warmup != BENCH_UNSET ? opt->warmup : kind_defaults[kind].warmup;
     if (!large) {
         *iterations = small_iterations;

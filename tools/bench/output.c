@@ -21,8 +21,7 @@ static const char *operation_label(enum bench_id id)
     case BENCH_ALLGATHER: return "MPI_Allgather, MPI_CHAR, size = bytes per rank";
     case BENCH_SCATTER: return "MPI_Scatter, MPI_CHAR, root 0, size = bytes per rank";
     case BENCH_ALLTOALL: return "MPI_Alltoall, MPI_CHAR, size = bytes per rank pair";
-    case BENCH_REDUCE_SCATTER_BLOCK:
-        return "MPI_Reduce_scatter_block, MPI_FLOAT sum, size = whole vector";
+    case BENCH_REDUCE_SCATTER_BLOCK: return "MPI_Reduce_scatter_block, MPI_FLOAT sum, size = whole vector";
     case BENCH_REDUCE_SCATTER:
         return "MPI_Reduce_scatter, MPI_FLOAT sum, size = whole vector, rank r's block (r+1)/(n(n+1)/2) of it";
     case BENCH_LATENCY: return "MPI_Send/MPI_Recv ping-pong, ranks 0 and 1, one-way latency";
@@ -36,9 +35,8 @@ void output_preamble(const struct bench_context *ctx)
     if (ctx->rank != 0)
         return;
     const struct machine_facts *f = &ctx->facts;
-    printf("# shoal-bench %s (%s): %d processes on %d node%s, %s, %d cores online\n",
-           f->shoal_version, f->shoal_commit, f->nprocs, f->nodes, f->nodes == 1 ? "" : "s",
-           f->hostname, f->cores_online);
+    printf("# shoal-bench %s (%s): %d processes on %d node%s, %s, %d cores online\n", f->shoal_version, f->shoal_commit,
+           f->nprocs, f->nodes, f->nodes == 1 ? "" : "s", f->hostname, f->cores_online);
     printf("# host MPI: %s %s (MPI %d.%d)\n", f->mpi_name, f->mpi_version, f->mpi_standard_major,
            f->mpi_standard_minor);
     if (f->shoal_enabled)
@@ -64,34 +62,31 @@ void output_table_header(const struct bench_context *ctx, enum bench_id id)
         printf("# bound: window bytes / max(memcpy of s/2 bytes per message, 2 x core-to-core "
                "latency)\n");
     else
-        printf("# bound: max(memcpy of %s bytes, core-to-core latency)\n",
-               bench_bound_formula(id));
+        printf("# bound: max(memcpy of %s bytes, core-to-core latency)\n", bench_bound_formula(id));
     if (bw)
-        printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(MB/s)", "shoal(MB/s)",
-               "Speedup", "Bound(MB/s)", "Bound/shoal");
+        printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(MB/s)", "shoal(MB/s)", "Speedup", "Bound(MB/s)",
+               "Bound/shoal");
     else
-        printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(us)", "shoal(us)", "Speedup",
-               "Bound(us)", "shoal/Bound");
+        printf("%-10s%16s%16s%10s%16s%14s", "# Size", "Host MPI(us)", "shoal(us)", "Speedup", "Bound(us)",
+               "shoal/Bound");
     if (ctx->opt->full)
-        printf("%14s%14s%14s%14s%12s%18s%10s", "Host Min", "Host Max", "shoal Min",
-               "shoal Max", "Iterations", "Host-shoal(us)", "Median");
+        printf("%14s%14s%14s%14s%12s%18s%10s", "Host Min", "Host Max", "shoal Min", "shoal Max", "Iterations",
+               "Host-shoal(us)", "Median");
     if (!bw)
         printf("  %s", "shoal ran");
     printf("\n");
     fflush(stdout);
 }
 
-void output_table_row(const struct bench_context *ctx, enum bench_id id,
-                      const struct size_result *row)
+void output_table_row(const struct bench_context *ctx, enum bench_id id, const struct size_result *row)
 {
     if (ctx->rank != 0)
         return;
-    printf("%-10zu%16.2f%16.2f%10.2f%16.2f%14.2f", row->size, row->host.avg, row->shoal.avg,
-           row->speedup, row->bound, row->times_bound);
+    printf("%-10zu%16.2f%16.2f%10.2f%16.2f%14.2f", row->size, row->host.avg, row->shoal.avg, row->speedup, row->bound,
+           row->times_bound);
     if (ctx->opt->full)
-        printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f%10.2f", row->host.min,
-               row->host.max, row->shoal.min, row->shoal.max, row->iterations,
-               row->difference_us, row->difference_ci95_us, row->median_speedup);
+        printf("%14.2f%14.2f%14.2f%14.2f%12d%10.2f+-%-6.2f%10.2f", row->host.min, row->host.max, row->shoal.min,
+               row->shoal.max, row->iterations, row->difference_us, row->difference_ci95_us, row->median_speedup);
     if (row->shoal_path[0])
         printf("  %s", row->shoal_path);
     if (row->errors_host || row->errors_shoal)
@@ -161,22 +156,21 @@ int output_json(const struct bench_context *ctx, const char *path)
     json_string(out, f->hostname);
     fputs(", \"cpu_model\": ", out);
     json_string(out, f->cpu_model);
-    fprintf(out, ", \"cores_online\": %d, \"cores_usable\": %d, \"nodes\": %d},\n",
-            f->cores_online, f->cores_usable, f->nodes);
+    fprintf(out, ", \"cores_online\": %d, \"cores_usable\": %d, \"nodes\": %d},\n", f->cores_online, f->cores_usable,
+            f->nodes);
     fputs("  \"mpi\": {\"name\": ", out);
     json_string(out, f->mpi_name);
     fputs(", \"version\": ", out);
     json_string(out, f->mpi_version);
-    fprintf(out, ", \"standard\": \"%d.%d\", \"library_version\": ", f->mpi_standard_major,
-            f->mpi_standard_minor);
+    fprintf(out, ", \"standard\": \"%d.%d\", \"library_version\": ", f->mpi_standard_major, f->mpi_standard_minor);
     json_string(out, f->mpi_library_version);
     fputs("},\n  \"shoal\": {\"version\": ", out);
     json_string(out, f->shoal_version);
     fputs(", \"commit\": ", out);
     json_string(out, f->shoal_commit);
     fprintf(out, ", \"enabled\": %s},\n", f->shoal_enabled ? "true" : "false");
-    fprintf(out, "  \"run\": {\"processes\": %d, \"max_processes_per_node\": %d, \"date_utc\": ",
-            f->nprocs, f->max_procs_per_node);
+    fprintf(out, "  \"run\": {\"processes\": %d, \"max_processes_per_node\": %d, \"date_utc\": ", f->nprocs,
+            f->max_procs_per_node);
     json_string(out, f->date_utc);
     fputs(", \"command_line\": ", out);
     json_string(out, f->command_line);
@@ -192,9 +186,8 @@ int output_json(const struct bench_context *ctx, const char *path)
         if (!r->ran)
             continue;
         bool bw = bench_kind_of(id) == KIND_BANDWIDTH;
-        fprintf(out, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"unit\": \"%s\", ",
-                first_bench ? "" : ",", bench_name(id), kind_name(bench_kind_of(id)),
-                bw ? "MB/s" : "us");
+        fprintf(out, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"unit\": \"%s\", ", first_bench ? "" : ",",
+                bench_name(id), kind_name(bench_kind_of(id)), bw ? "MB/s" : "us");
         first_bench = false;
         fputs("\"operation\": ", out);
         json_string(out, operation_label(id));
@@ -208,8 +201,8 @@ int output_json(const struct bench_context *ctx, const char *path)
         fputs(",\n     \"results\": [", out);
         for (int k = 0; k < r->nsizes; k++) {
             const struct size_result *row = &r->sizes[k];
-            fprintf(out, "%s\n      {\"size\": %zu, \"iterations\": %d, \"warmup\": %d, ",
-                    k ? "," : "", row->size, row->iterations, row->warmup);
+            fprintf(out, "%s\n      {\"size\": %zu, \"iterations\": %d, \"warmup\": %d, ", k ? "," : "", row->size,
+                    row->iterations, row->warmup);
             json_figures(out, "host", &row->host);
             fputs(", ", out);
             json_figures(out, "shoal", &row->shoal);
@@ -233,9 +226,8 @@ int output_json(const struct bench_context *ctx, const char *path)
                     row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower);
             json_number(out, row->median_speedup);
             fputs("}", out);
-            fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s",
-                    row->errors_host, row->errors_shoal,
-                    row->errors_host + row->errors_shoal == 0 ? "true" : "false");
+            fprintf(out, ", \"errors\": {\"host\": %ld, \"shoal\": %ld}, \"valid\": %s", row->errors_host,
+                    row->errors_shoal, row->errors_host + row->errors_shoal == 0 ? "true" : "false");
             if (row->shoal_path[0]) {
                 fputs(", \"shoal_path\": ", out);
                 json_string(out, row->shoal_path);
@@ -244,8 +236,8 @@ int output_json(const struct bench_context *ctx, const char *path)
         }
         fputs("\n     ]}", out);
     }
-    fprintf(out, "\n  ],\n  \"validation_errors\": %ld,\n  \"status\": \"%s\"\n}\n",
-            ctx->errors_total, ctx->errors_total ? "validation_failed" : "ok");
+    fprintf(out, "\n  ],\n  \"validation_errors\": %ld,\n  \"status\": \"%s\"\n}\n", ctx->errors_total,
+            ctx->errors_total ? "validation_failed" : "ok");
     return fclose(out) == 0 ? 0 : -1;
 }
 
@@ -271,13 +263,11 @@ int output_csv(const struct bench_context *ctx, const char *path)
             fprintf(out,
                     "%s,%s,%d,%s,%s,%d,%s,%s,%zu,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,"
                     "%d,%d,%d,%g,%d\n",
-                    f->mpi_name, f->mpi_version, f->nprocs, f->shoal_version, f->shoal_commit,
-                    f->shoal_enabled, bench_name(id),
-                    bench_kind_of(id) == KIND_BANDWIDTH ? "MB/s" : "us", row->size,
-                    row->iterations, row->host.avg, row->host.min, row->host.max, row->shoal.avg,
-                    row->shoal.min, row->shoal.max, row->bound, row->bound_bytes, row->memcpy_us,
-                    row->speedup, row->times_bound, row->difference_us, row->difference_ci95_us,
-                    row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower,
+                    f->mpi_name, f->mpi_version, f->nprocs, f->shoal_version, f->shoal_commit, f->shoal_enabled,
+                    bench_name(id), bench_kind_of(id) == KIND_BANDWIDTH ? "MB/s" : "us", row->size, row->iterations,
+                    row->host.avg, row->host.min, row->host.max, row->shoal.avg, row->shoal.min, row->shoal.max,
+                    row->bound, row->bound_bytes, row->memcpy_us, row->speedup, row->times_bound, row->difference_us,
+                    row->difference_ci95_us, row->pairs, row->pairs_shoal_faster, row->pairs_shoal_slower,
                     row->median_speedup, row->errors_host + row->errors_shoal == 0);
         }
     }

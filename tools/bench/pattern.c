@@ -78,10 +78,7 @@ static inline uint32_t float_pattern_value(uint64_t key, size_t element)
     return (uint32_t)(((uint32_t)key + (uint32_t)element * 2654435761u) >> 20);
 }
 
-float pattern_float(uint64_t key, size_t element)
-{
-    return (float)float_pattern_value(key, element);
-}
+float pattern_float(uint64_t key, size_t element) { return (float)float_pattern_value(key, element); }
 
 void pattern_fill_floats(float *buf, size_t count, uint64_t key)
 {
@@ -89,8 +86,8 @@ void pattern_fill_floats(float *buf, size_t count, uint64_t key)
         buf[e] = (float)float_pattern_value(key, e);
 }
 
-long pattern_check_float_sum(const float *buf, size_t count, const uint64_t *keys, int nkeys,
-                             size_t first_element, float *expected)
+long pattern_check_float_sum(const float *buf, size_t count, const uint64_t *keys, int nkeys, size_t first_element,
+                             float *expected)
 {
     for (size_t e = 0; e < count; e++) {
         uint32_t sum = 0;

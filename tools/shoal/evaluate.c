@@ -77,7 +77,7 @@ int evaluate_main(int argc, char **argv)
     shim_comm *world = shim_comm_team_now(MPI_COMM_WORLD);
     if (!world)
         measure_fail_all("evaluate: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE, several nodes, or "
-                     "no shared memory)");
+                         "no shared memory)");
     plan_model tuned = *plan_model_get(), defaults;
     plan_model_defaults(&defaults);
 
@@ -121,8 +121,9 @@ int evaluate_main(int argc, char **argv)
                 if (!ran[i])
                     continue;
                 if (rank == 0)
-                    fprintf(f, "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
-                               "\"modelled_ns\": %.1f}",
+                    fprintf(f,
+                            "%s\n       {\"algo\": \"%s\", \"lane\": \"%s\", \"measured_ns\": %.1f, "
+                            "\"modelled_ns\": %.1f}",
                             written++ ? "," : "", plan_algo_name(cand[i].algo),
                             plan_lanes_label(cand[i].lane, cand[i].stripe), t[i], cand[i].ns);
             }

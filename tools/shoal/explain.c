@@ -13,7 +13,6 @@ static int fail(const char *msg, const char *arg)
     return 2;
 }
 
-
 /* ---- the whole grid: every collective, size, team and lane set ----
  *
  * One line per query: the choice plan_choose makes and every candidate
@@ -22,8 +21,7 @@ static int fail(const char *msg, const char *arg)
  * the planner and the figures: tests compare it with a recorded copy to
  * show that a change of the code changed no choice and no modelled time. */
 
-static const size_t grid_sizes[] = {0,     1,     8,      100,    1024,    4096,    16384,
-                                    65536, 100000, 262144, 1048576, 4194304, 16777216};
+static const size_t grid_sizes[] = {0, 1, 8, 100, 1024, 4096, 16384, 65536, 100000, 262144, 1048576, 4194304, 16777216};
 static const int grid_ranks[] = {1, 2, 3, 4, 8, 16};
 static const char *const grid_lane_sets[] = {"cells,cma,host", "cells", "cells,cma", "cells,host"};
 #define GRID_CACHE_BYTES (1024.0 * 1024)
@@ -75,8 +73,11 @@ static int explain_grid(const char *tuning)
                     /* every rank with a core; oversubscribed on 2; twice the team on the node */
                     const int ppn_cores[3][2] = {{n, 64}, {n, 2}, {2 * n, 16}};
                     for (int pc = 0; pc < 3; pc++) {
-                        plan_query q = {.coll = (core_coll)c, .bytes = grid_sizes[s], .n = n,
-                                        .ppn = ppn_cores[pc][0], .cores = ppn_cores[pc][1],
+                        plan_query q = {.coll = (core_coll)c,
+                                        .bytes = grid_sizes[s],
+                                        .n = n,
+                                        .ppn = ppn_cores[pc][0],
+                                        .cores = ppn_cores[pc][1],
                                         .window = 128 * 1024};
                         for (int lane = 0; lane < LANE_COUNT; lane++)
                             q.usable[lane] = strstr(grid_lane_sets[l], plan_lane_name((lane_id)lane)) != NULL;
@@ -96,7 +97,8 @@ int explain_main(int argc, char **argv)
         return fail("usage: shoal explain --grid [--tuning FILE]", NULL);
     }
     if (argc < 3)
-        return fail("usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES]", NULL);
+        return fail(
+            "usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES]", NULL);
     int coll = core_coll_from_name(argv[1]);
     if (coll < 0 || coll == CORE_COLL_GATHERV || coll == CORE_COLL_SCATTERV || coll == CORE_COLL_ALLGATHERV ||
         coll == CORE_COLL_ALLTOALLV)
@@ -106,8 +108,8 @@ int explain_main(int argc, char **argv)
     size_t bytes;
     if (!core_parse_size(argv[2], &bytes))
         return fail("not a size", argv[2]);
-    plan_query q = {.coll = (core_coll)coll, .bytes = bytes, .n = 2, .window = 128 * 1024,
-                    .usable = {true, true, true}};
+    plan_query q = {
+        .coll = (core_coll)coll, .bytes = bytes, .n = 2, .window = 128 * 1024, .usable = {true, true, true}};
     int ppn = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "-np") && i + 1 < argc) {
@@ -151,8 +153,8 @@ int explain_main(int argc, char **argv)
         printf("no candidate: no usable lane\n");
         return 1;
     }
-    printf("\n  %-10s %-8s %6s %9s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)",
-           "factor", "modelled (us)");
+    printf("\n  %-10s %-8s %6s %9s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)", "factor",
+           "modelled (us)");
     for (int i = 0; i < k; i++) {
         bool tree = c[i].algo == PLAN_BCAST_TREE;
         char fanout[16] = "", chunk[32] = "";
@@ -165,8 +167,8 @@ int explain_main(int argc, char **argv)
             snprintf(chunk, sizeof chunk, "root %.0f%%", 100 * c[i].root_share);
         }
         printf("%c %-10s %-8s %6s %9s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
-               plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe), fanout, chunk, c[i].formula_ns / 1e3,
-               c[i].factor, c[i].ns / 1e3, c[i].excluded ? "   excluded by " : "",
+               plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe), fanout, chunk,
+               c[i].formula_ns / 1e3, c[i].factor, c[i].ns / 1e3, c[i].excluded ? "   excluded by " : "",
                c[i].excluded ? c[i].excluded : "");
     }
     if (c[0].excluded) {
@@ -174,8 +176,8 @@ int explain_main(int argc, char **argv)
         return 1;
     }
     int next = 1;
-    while (next < k && (c[next].excluded || (c[next].algo == c[0].algo && c[next].lane == c[0].lane &&
-                                             c[next].stripe == c[0].stripe)))
+    while (next < k && (c[next].excluded ||
+                        (c[next].algo == c[0].algo && c[next].lane == c[0].lane && c[next].stripe == c[0].stripe)))
         next++;
     printf("\nchosen: %s over %s, modelled %.3f us: the cheapest of %d candidates", plan_algo_name(c[0].algo),
            plan_lanes_label(c[0].lane, c[0].stripe), c[0].ns / 1e3, k);

@@ -9,8 +9,9 @@
 #include "core.h"
 
 const core_coll measure_colls[] = {
-    CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE,           CORE_COLL_GATHER,
-    CORE_COLL_ALLGATHER, CORE_COLL_SCATTER, CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK,
+    CORE_COLL_BARRIER,   CORE_COLL_BCAST,    CORE_COLL_REDUCE,
+    CORE_COLL_ALLREDUCE, CORE_COLL_GATHER,   CORE_COLL_ALLGATHER,
+    CORE_COLL_SCATTER,   CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK,
 };
 const int measure_ncolls = (int)(sizeof measure_colls / sizeof measure_colls[0]);
 
@@ -206,7 +207,7 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
             iters[i] = shim_time_iters(o, coll_once, &a, true);
     }
     int nb = shim_time_batches(o);
-    double (*t)[SHIM_MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
+    double(*t)[SHIM_MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
     if (!t)
         measure_fail("out of memory");
     for (int r = 0; r < nb; r++)
@@ -228,7 +229,11 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)
 {
     const coll_team *t = &sc->team;
-    plan_query q = {.coll = coll, .bytes = bytes, .n = t->n, .ppn = t->node_ranks, .cores = t->node_cores,
+    plan_query q = {.coll = coll,
+                    .bytes = bytes,
+                    .n = t->n,
+                    .ppn = t->node_ranks,
+                    .cores = t->node_cores,
                     .window = t->lane.stage_size};
     for (int l = 0; l < LANE_COUNT; l++)
         q.usable[l] = t->lanes[l] != NULL;

@@ -5,27 +5,26 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: shoal COMMAND [options]\n\n"
-            "  explain COLLECTIVE SIZE [-np N] [--ppn P] [--lanes cells,cma,host] [--window BYTES]\n"
-            "        every candidate (algorithm, lane) the planner prices for the call, its\n"
-            "        modelled time, which one is chosen and why. No MPI needed.\n"
-            "  explain --grid [--tuning FILE]\n"
-            "        the choice and every candidate's modelled time over the planner's whole\n"
-            "        grid (collectives, sizes, team sizes, lane sets), on the built-in figures\n"
-            "        or FILE's, with a fixed cache size: the same output on any machine.\n"
-            "  tune [-o FILE] [--quick] [--merge] [--samples FILE]   (under mpirun, np >= 2)\n"
-            "        measures the lanes on this machine (per size, per number of processes\n"
-            "        moving data at once), fits the cost model, checks the fit, calibrates the\n"
-            "        algorithm formulas for np ranks, and writes the tuning file the library\n"
-            "        reads (default: $SHOAL_TUNING_FILE, else $XDG_CACHE_HOME/shoal/tuning.json).\n"
-            "        --merge: keep the file's figures, add the calibration for np ranks (run it\n"
-            "        at each process count you use; the nearest calibrated count is used).\n"
-            "  evaluate [--json FILE] [-m MIN:MAX] [--colls LIST]   (under mpirun)\n"
-            "        measures every candidate of every collective over a grid of sizes and\n"
-            "        records which the planner chose: the data of the choice-quality report.\n\n"
-            "Collectives: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
-            "reduce_scatter_block. Sizes like 4096, 64K, 4M.\n");
+    fprintf(out, "usage: shoal COMMAND [options]\n\n"
+                 "  explain COLLECTIVE SIZE [-np N] [--ppn P] [--lanes cells,cma,host] [--window BYTES]\n"
+                 "        every candidate (algorithm, lane) the planner prices for the call, its\n"
+                 "        modelled time, which one is chosen and why. No MPI needed.\n"
+                 "  explain --grid [--tuning FILE]\n"
+                 "        the choice and every candidate's modelled time over the planner's whole\n"
+                 "        grid (collectives, sizes, team sizes, lane sets), on the built-in figures\n"
+                 "        or FILE's, with a fixed cache size: the same output on any machine.\n"
+                 "  tune [-o FILE] [--quick] [--merge] [--samples FILE]   (under mpirun, np >= 2)\n"
+                 "        measures the lanes on this machine (per size, per number of processes\n"
+                 "        moving data at once), fits the cost model, checks the fit, calibrates the\n"
+                 "        algorithm formulas for np ranks, and writes the tuning file the library\n"
+                 "        reads (default: $SHOAL_TUNING_FILE, else $XDG_CACHE_HOME/shoal/tuning.json).\n"
+                 "        --merge: keep the file's figures, add the calibration for np ranks (run it\n"
+                 "        at each process count you use; the nearest calibrated count is used).\n"
+                 "  evaluate [--json FILE] [-m MIN:MAX] [--colls LIST]   (under mpirun)\n"
+                 "        measures every candidate of every collective over a grid of sizes and\n"
+                 "        records which the planner chose: the data of the choice-quality report.\n\n"
+                 "Collectives: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
+                 "reduce_scatter_block. Sizes like 4096, 64K, 4M.\n");
 }
 
 int main(int argc, char **argv)

@@ -35,7 +35,7 @@ typedef struct tuner {
     shim_timing mo;
     bool quick;
     int size, rank;
-    shim_comm *world;    /* MPI_COMM_WORLD's team */
+    shim_comm *world; /* MPI_COMM_WORLD's team */
     /* Steps 1 to 3, every rank of the job in pairs: this rank's pair's
      * team (NULL for an odd rank out), the lanes usable on every pair, and
      * every lane timing (into samples) for --samples. */
@@ -60,8 +60,8 @@ static void measure_lanes(tuner *tn, plan_model *m)
         double err = m->fit_error[l];
         printf("  %-5s latency %.0f ns, overhead %.0f ns, set-up %.4f ns/B, bandwidth %.2f + %.2f/ppn GB/s"
                " (fit: %.1f%% rms)%s\n",
-               plan_lane_name((lane_id)l), c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated,
-               c->bw_shared, 100 * err, err > 0.25 ? "  <- poor fit: timings were noisy" : "");
+               plan_lane_name((lane_id)l), c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated, c->bw_shared,
+               100 * err, err > 0.25 ? "  <- poor fit: timings were noisy" : "");
     }
 }
 
@@ -100,8 +100,7 @@ static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buf
 
 /* The raw factor of key's size bucket moved by delta ("../b17/n4" and
  * -1: "../b16/n4"), if that size was calibrated. */
-static bool neighbour_factor(char (*keys)[64], const double *raw, int nkeys, const char *key, int delta,
-                             double *out)
+static bool neighbour_factor(char (*keys)[64], const double *raw, int nkeys, const char *key, int delta, double *out)
 {
     const char *b = NULL;
     for (const char *p = strstr(key, "/b"); p; p = strstr(p + 1, "/b"))
@@ -195,17 +194,16 @@ static void write_samples(const tuner *tn, const plan_model *m, const char *path
     fprintf(f, "  \"lanes\": [");
     for (int i = 0; i < tn->probe.nsamples; i++) {
         const shim_lane_sample *s = &tn->samples[i];
-        fprintf(f, "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
-                   "\"modelled_ns\": %.1f}",
+        fprintf(f,
+                "%s\n    {\"lane\": \"%s\", \"bytes\": %.0f, \"movers\": %d, \"measured_ns\": %.1f, "
+                "\"modelled_ns\": %.1f}",
                 i ? "," : "", plan_lane_name(s->lane), s->s.bytes, s->s.movers, s->s.ns,
-                plan_lane_time(&m->lane[s->lane], s->s.bytes, s->s.movers) *
-                    plan_cpu_share(s->s.movers, cores));
+                plan_lane_time(&m->lane[s->lane], s->s.bytes, s->s.movers) * plan_cpu_share(s->s.movers, cores));
     }
     fprintf(f, "\n  ],\n  \"calibration\": [");
     for (int i = 0; i < tn->ncalib; i++)
         fprintf(f, "%s\n    {\"key\": \"%s\", \"bytes\": %zu, \"measured_ns\": %.1f, \"formula_ns\": %.1f}",
-                i ? "," : "", tn->calib[i].key, tn->calib[i].bytes, tn->calib[i].measured_ns,
-                tn->calib[i].formula_ns);
+                i ? "," : "", tn->calib[i].key, tn->calib[i].bytes, tn->calib[i].measured_ns, tn->calib[i].formula_ns);
     fprintf(f, "\n  ]\n}\n");
     fclose(f);
 }
@@ -215,7 +213,8 @@ static void usage_error(const char *msg, const char *arg)
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
-        fprintf(stderr, "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--merge] [--samples FILE]\n",
+        fprintf(stderr,
+                "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--merge] [--samples FILE]\n",
                 msg, arg ? ": " : "", arg ? arg : "");
 }
 
@@ -300,7 +299,7 @@ int tune_main(int argc, char **argv)
     tn->world = shim_comm_team_now(MPI_COMM_WORLD);
     if (!tn->world)
         measure_fail_all("tune: shoal does not handle MPI_COMM_WORLD here (SHOAL_DISABLE set, ranks on several "
-                     "nodes, or no shared memory); run it on one node with shoal enabled");
+                         "nodes, or no shared memory); run it on one node with shoal enabled");
     /* Ranks sharing cores time with more spread: more batches for the median. */
     if (!tn->quick && plan_cpu_share(tn->world->team.node_ranks, tn->world->team.node_cores) > 1)
         tn->mo.batches = 9;
@@ -395,7 +394,7 @@ int tune_main(int argc, char **argv)
         } else {
             printf("wrote %s%s\n", path,
                    out && !getenv("SHOAL_TUNING_FILE") ? " (set SHOAL_TUNING_FILE to it for the library to read it)"
-                                                        : "");
+                                                       : "");
         }
         if (samples)
             write_samples(tn, &m, samples);

@@ -12,10 +12,10 @@
 
 /* A minimal streaming JSON writer: it tracks commas, the caller nests. */
 typedef struct {
-  FILE *f;
-  int need_comma[32];
-  int depth;
-  int after_key;
+    FILE *f;
+    int need_comma[32];
+    int depth;
+    int after_key;
 } json_out;
 
 void json_begin(json_out *j, FILE *f);
@@ -40,14 +40,14 @@ void out_json_phases(json_out *j, const char *key, const sim_topo *t, const sim_
 /* "links": per-channel cells for heat maps: group names and rows of
  * [group, row, col, messages, flits, utilisation]. messages may be NULL
  * (per router-to-router link, dense index) and so may flits (per channel). */
-void out_json_links(json_out *j, const char *key, const sim_topo *t, const int64_t *messages,
-                    const int64_t *flits, int64_t cycles);
+void out_json_links(json_out *j, const char *key, const sim_topo *t, const int64_t *messages, const int64_t *flits,
+                    int64_t cycles);
 /* The same from int32 link weights (one phase). */
 void out_json_weights(json_out *j, const char *key, const sim_topo *t, const int32_t *weights);
 
 int out_csv_phases(const char *path, const sim_topo *t, const sim_alltoall_result *r, sim_err *err);
-int out_csv_links(const char *path, const sim_topo *t, const int64_t *messages, const int64_t *flits,
-                  int64_t cycles, sim_err *err);
+int out_csv_links(const char *path, const sim_topo *t, const int64_t *messages, const int64_t *flits, int64_t cycles,
+                  sim_err *err);
 int out_csv_random(const char *path, const sim_random_result *res, int n, sim_err *err);
 
 #endif
