@@ -1,6 +1,7 @@
 #include "coll_team.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -199,6 +200,82 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->lanes[LANE_CMA] = t->cma_usable ? &lane_cma : NULL;
     t->doing = NULL;
     return 0;
+}
+
+/* What rank 0 tells the others about the segment it made. */
+typedef struct segment_offer {
+    int err;
+    unsigned long long size;
+    unsigned long long team_id;
+    char name[CORE_SHM_NAME_MAX];
+} segment_offer;
+
+/* Rank 0 creates the segment and tells everyone its name, or the error. */
+static segment_offer offer_segment(const coll_oob *oob, size_t shm_size, core_segment *seg)
+{
+    segment_offer offer = {0};
+    if (oob->me == 0) {
+        size_t size = coll_segment_size(oob->n, shm_size);
+        offer.size = size;
+        offer.err = core_segment_create(seg, size);
+        if (!offer.err) {
+            coll_segment_format(seg->base, size, oob->n);
+            snprintf(offer.name, sizeof offer.name, "%s", seg->name);
+            uint64_t id = 0;
+            core_random_bytes(&id, sizeof id);
+            offer.team_id = id | 1; /* 0 means none */
+        }
+    }
+    oob->bcast(oob->ctx, &offer, sizeof offer, 0);
+    return offer;
+}
+
+/* The largest of every rank's err (0: all succeeded), the same on every rank. */
+static int worst_of(const coll_oob *oob, int err)
+{
+    int *all = malloc((size_t)oob->n * sizeof *all);
+    if (!all)
+        core_fatal("out of memory for %d ranks' outcomes", oob->n);
+    oob->allgather(oob->ctx, &err, all, sizeof err);
+    int worst = 0;
+    for (int i = 0; i < oob->n; i++)
+        if (all[i] > worst)
+            worst = all[i];
+    free(all);
+    return worst;
+}
+
+coll_team_outcome coll_team_create(coll_team *t, const coll_oob *oob, int node_ranks, int node_cores, size_t shm_size,
+                                   bool try_cma, coll_team_made *made)
+{
+    coll_team_made m = {0};
+    core_segment seg = {0};
+    segment_offer offer = offer_segment(oob, shm_size, &seg);
+    m.size = (size_t)offer.size;
+    if (offer.err) {
+        m.err = offer.err;
+        if (made)
+            *made = m;
+        return COLL_TEAM_NO_ROOM;
+    }
+    if (oob->me != 0)
+        m.err = core_segment_attach(&seg, offer.name, (size_t)offer.size);
+    int worst = worst_of(oob, m.err);
+    /* Everyone has it mapped (or gave up): the name can go. */
+    if (oob->me == 0)
+        core_segment_unlink(&seg);
+    if (worst) {
+        core_segment_release(&seg);
+        if (made)
+            *made = m;
+        return COLL_TEAM_NO_MAP;
+    }
+    if (coll_team_open(t, &seg, oob->n, oob->me, node_ranks, node_cores, try_cma) != 0)
+        core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
+    m.id = offer.team_id;
+    if (made)
+        *made = m;
+    return COLL_TEAM_MADE;
 }
 
 void coll_team_move(coll_team *to, coll_team *from)

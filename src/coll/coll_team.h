@@ -14,8 +14,11 @@
  * A rank that exposes data in a round first waits until every peer is done
  * with what it exposed LANE_ROUNDS rounds before (coll_round_begin).
  *
- * May call: core, lanes, planner. Never MPI: the MPI layer creates the
- * segment, shares its name, and hands it to coll_team_open. */
+ * Building a team (coll_team_create) takes the caller's own out-of-band means
+ * of reaching its ranks (coll_oob: PMPI calls on a communicator for the MPI
+ * layer, anything else for callers without MPI), never MPI itself.
+ *
+ * May call: core, lanes, planner. Never MPI. */
 #ifndef SHOAL_COLL_TEAM_H
 #define SHOAL_COLL_TEAM_H
 
@@ -80,6 +83,45 @@ typedef struct coll_team {
 size_t coll_segment_size(int n, size_t shm_size);
 /* Called by the creator once, before anyone attaches. */
 void coll_segment_format(void *base, size_t size, int n);
+
+/* How the ranks of a group reach each other before they share memory: the
+ * caller's own means (PMPI calls on a communicator, shared memory between
+ * forked processes, ...). n ranks, this one is me. Each function is
+ * collective over the n ranks, like its MPI namesake. */
+typedef struct coll_oob {
+    void *ctx;
+    int n, me;
+    /* root's len bytes at buf into every rank's buf */
+    void (*bcast)(void *ctx, void *buf, size_t len, int root);
+    /* every rank's len bytes at in, in rank order, into every rank's out (n * len bytes) */
+    void (*allgather)(void *ctx, const void *in, void *out, size_t len);
+    void (*barrier)(void *ctx);
+} coll_oob;
+
+/* coll_team_create's outcome, the same on every rank. */
+typedef enum coll_team_outcome {
+    COLL_TEAM_MADE = 0,
+    COLL_TEAM_NO_ROOM, /* rank 0 could not create the segment: the caller may free
+                          segments it holds and call again */
+    COLL_TEAM_NO_MAP,  /* some rank could not map it */
+} coll_team_outcome;
+
+/* What coll_team_create tells its caller, for its messages and bookkeeping. */
+typedef struct coll_team_made {
+    int err;     /* errno value: NO_ROOM, rank 0's (alike on every rank);
+                    NO_MAP, this rank's (0 where it mapped the segment) */
+    size_t size; /* segment bytes asked for */
+    uint64_t id; /* MADE: random, odd, the same on every rank: names the team */
+} coll_team_made;
+
+/* Builds a team over the ranks oob reaches (all call it): rank 0 creates and
+ * formats the segment (coll_segment_size(n, shm_size) bytes), its name goes
+ * out by oob->bcast, every rank maps it, the ranks agree on the outcome
+ * (oob->allgather), and the name is unlinked once all have mapped it; then
+ * coll_team_open. On any failure every rank fails alike, holding nothing.
+ * made may be NULL. */
+coll_team_outcome coll_team_create(coll_team *t, const coll_oob *oob, int node_ranks, int node_cores, size_t shm_size,
+                                   bool try_cma, coll_team_made *made);
 
 /* Opens the team on a mapped segment that every rank of the group has mapped
  * (all ranks call it). node_ranks and node_cores describe the whole node, for

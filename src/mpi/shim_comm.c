@@ -2,15 +2,16 @@
  * communicator's first collective, the team once it has made
  * SHOAL_COMM_WARMUP of them. A freed communicator's team is parked, and the
  * next communicator of the same ranks in the same order adopts it instead
- * of building a segment of its own. */
-#include <errno.h>
+ * of building a segment of its own. A team is built by coll_team_create,
+ * with PMPI calls on the communicator as its out-of-band means. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "shim_comm.h"
+#include "shim_host_lane.h"
+#include "shim_init.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -239,78 +240,61 @@ void *shim_comm_scratch(shim_comm *sc, int i, size_t size)
     return sc->pack[i];
 }
 
-/* What the node leader tells the others about the segment it made. */
-typedef struct segment_offer {
-    int err;
-    unsigned long long size;
-    unsigned long long team_id;
-    char name[CORE_SHM_NAME_MAX];
-} segment_offer;
-
-/* Rank 0 creates the segment and tells everyone its name, or the error. */
-static segment_offer offer_segment(shim_comm *sc, MPI_Comm comm, core_segment *seg)
+/* The out-of-band means a team is built with: PMPI calls on the
+ * communicator (ctx points to it). */
+static void oob_bcast(void *ctx, void *buf, size_t len, int root)
 {
-    segment_offer offer = {0};
-    if (sc->rank == 0) {
-        size_t size = coll_segment_size(sc->size, core_config_get()->shm_size);
-        offer.size = size;
-        offer.err = core_segment_create(seg, size);
-        if (!offer.err) {
-            coll_segment_format(seg->base, size, sc->size);
-            snprintf(offer.name, sizeof offer.name, "%s", seg->name);
-            uint64_t id = 0;
-            core_random_bytes(&id, sizeof id);
-            offer.team_id = id | 1; /* 0 means none */
-        }
-    }
-    PMPI_Bcast(&offer, (int)sizeof offer, MPI_BYTE, 0, comm);
-    return offer;
+    PMPI_Bcast(buf, (int)len, MPI_BYTE, root, *(MPI_Comm *)ctx);
 }
+
+static void oob_allgather(void *ctx, const void *in, void *out, size_t len)
+{
+    PMPI_Allgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, *(MPI_Comm *)ctx);
+}
+
+static void oob_barrier(void *ctx) { PMPI_Barrier(*(MPI_Comm *)ctx); }
 
 /* Creates, shares and opens the node segment; collective over comm, which
  * lies within one node. Returns false (on every rank alike) when shoal must
  * pass this communicator through. */
 static bool open_team(shim_comm *sc, MPI_Comm comm)
 {
-    core_segment seg = {0};
-    segment_offer offer = offer_segment(sc, comm, &seg);
-    if (offer.err) {
+    coll_oob oob = {.ctx = &comm,
+                    .n = sc->size,
+                    .me = sc->rank,
+                    .bcast = oob_bcast,
+                    .allgather = oob_allgather,
+                    .barrier = oob_barrier};
+    size_t shm_size = core_config_get()->shm_size;
+    bool try_cma = core_config_get()->cma != CORE_CMA_OFF;
+    coll_team_made made;
+    coll_team_outcome outcome =
+        coll_team_create(&sc->team, &oob, shim_node_ranks, shim_node_cores, shm_size, try_cma, &made);
+    if (outcome == COLL_TEAM_NO_ROOM) {
         /* Parked teams hold /dev/shm pages: give them back (every rank
          * alike: all know the error) and try once more, when all have (a
          * segment's pages are freed with its last mapping). */
-        core_log_debug(1, "no room for a %llu-byte segment (%s): dropping parked teams and trying again", offer.size,
-                       strerror(offer.err));
+        core_log_debug(1, "no room for a %llu-byte segment (%s): dropping parked teams and trying again",
+                       (unsigned long long)made.size, strerror(made.err));
         drop_all_parked();
-        PMPI_Barrier(comm);
-        offer = offer_segment(sc, comm, &seg);
+        oob.barrier(oob.ctx);
+        outcome = coll_team_create(&sc->team, &oob, shim_node_ranks, shim_node_cores, shm_size, try_cma, &made);
     }
-    if (offer.err) {
+    if (outcome == COLL_TEAM_NO_ROOM) {
         core_log_warn_once("cannot create a shared-memory segment in /dev/shm (%s): collectives on such "
                            "communicators go to the host MPI (SHOAL_SHM_SIZE sets the segment size)",
-                           strerror(offer.err));
-        core_log_debug(1, "the segment asked for had %llu bytes", offer.size);
+                           strerror(made.err));
+        core_log_debug(1, "the segment asked for had %llu bytes", (unsigned long long)made.size);
         return false;
     }
-    int err = 0;
-    if (sc->rank != 0)
-        err = core_segment_attach(&seg, offer.name, (size_t)offer.size);
-    int worst = 0;
-    PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MAX, comm);
-    /* Everyone has it mapped (or gave up): the name can go. */
-    if (sc->rank == 0)
-        core_segment_unlink(&seg);
-    if (worst) {
-        if (err)
+    if (outcome == COLL_TEAM_NO_MAP) {
+        if (made.err)
             core_log_warn_once("cannot map the node's shared-memory segment (%s): collectives on this "
                                "communicator go to the host MPI",
-                               strerror(err));
-        core_segment_release(&seg);
+                               strerror(made.err));
         return false;
     }
-    bool try_cma = core_config_get()->cma != CORE_CMA_OFF;
-    if (coll_team_open(&sc->team, &seg, sc->size, sc->rank, shim_node_ranks, shim_node_cores, try_cma) != 0)
-        core_fatal("the shared-memory segment %s does not have the expected layout", offer.name);
-    sc->team_id = offer.team_id;
+    sc->team_id = made.id;
     return true;
 }
 

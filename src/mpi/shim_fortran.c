@@ -21,7 +21,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "shim.h"
+#include "shim_comm.h"
+#include "shim_init.h"
 
 /* The host's definition of a Fortran entry point shoal also defines, looked
  * up once. */

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "shim.h"
+#include "core.h"
+#include "shim_host_lane.h"
 
 /* One message carries at most this much (MPI counts are int). */
 #define HOST_PIECE ((size_t)1 << 30)

@@ -2,7 +2,10 @@
 #include <sched.h>
 #include <string.h>
 
-#include "shim.h"
+#include "shim_comm.h"
+#include "shim_init.h"
+#include "shim_probe.h"
+#include "shim_types.h"
 
 bool shim_active;
 int shim_node_ranks = 1, shim_node_cores = 1;

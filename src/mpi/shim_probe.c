@@ -15,7 +15,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "shim.h"
+#include "shim_comm.h"
+#include "shim_probe.h"
 
 /* ---- timing ---- */
 

@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shim.h"
+#include "shim_types.h"
 
 /* Operations allowed per datatype category (MPI 3.1, 5.9.2). */
 #define OPS(...) (op_bits((const core_op[]){__VA_ARGS__, CORE_OP_COUNT}))

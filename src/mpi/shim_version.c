@@ -1,5 +1,7 @@
 #include "shoal.h"
-#include "shim.h"
+#include "coll.h"
+#include "plan.h"
+#include "shim_init.h"
 
 const char *shoal_version(void) { return SHOAL_VERSION_STRING; }
 const char *shoal_commit(void) { return SHOAL_COMMIT_STRING; }

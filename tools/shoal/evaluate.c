@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "measure.h"
+#include "shim_comm.h"
+#include "shim_probe.h"
 #include "shoal_cli.h"
 
 static bool wanted(const char *list, core_coll c)

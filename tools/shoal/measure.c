@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "core.h"
+#include "shim_comm.h"
+#include "shim_probe.h"
 
 const core_coll measure_colls[] = {
     CORE_COLL_BARRIER,   CORE_COLL_BCAST,    CORE_COLL_REDUCE,

@@ -9,9 +9,10 @@
 #include <stddef.h>
 
 #include "plan.h"
-#include "shim.h"
+#include "shim_comm.h"
+#include "shim_probe.h"
 
-/* Timing is the library's (shim_timing, shim_time_ns: src/mpi/shim.h), over
+/* Timing is the library's (shim_timing, shim_time_ns: src/mpi/shim_probe.h), over
  * MPI_COMM_WORLD: every rank starts a batch together, a batch's time is the
  * slowest rank's, the median over batches is kept, and ranks sitting out
  * sleep so that with more ranks than cores the cores go to the measured. */

@@ -20,6 +20,8 @@
 
 #include "measure.h"
 #include "plan_fit.h"
+#include "shim_comm.h"
+#include "shim_probe.h"
 #include "shoal_cli.h"
 
 #define MAX_SAMPLES 512

@@ -1,0 +1,26 @@
+/* shim_init: shoal's process-wide state (shim_init.c): whether it is on,
+ * the node's ranks and cores, and turning it on once the host MPI is
+ * initialised and off before it is finalised.
+ *
+ * May call: every lower layer, and PMPI. */
+#ifndef SHOAL_SHIM_INIT_H
+#define SHOAL_SHIM_INIT_H
+
+#include <stdbool.h>
+
+#include "core.h"
+
+/* True between a successful MPI_Init* and MPI_Finalize, unless SHOAL_DISABLE. */
+extern bool shim_active;
+/* Ranks of MPI_COMM_WORLD on this node, and the cores they may use. */
+extern int shim_node_ranks, shim_node_cores;
+
+/* Turns shoal on once the host MPI is initialised (once per process; a
+ * collective over MPI_COMM_WORLD), and off before it is finalised. */
+void shim_start(void);
+void shim_stop(void);
+
+/* True when shoal should try to handle this collective at all. */
+static inline bool shim_wants(core_coll c) { return shim_active && !(core_config_get()->disabled_colls & (1u << c)); }
+
+#endif
