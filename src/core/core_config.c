@@ -1,6 +1,7 @@
 #include "core_config.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -76,52 +77,327 @@ bool core_parse_size(const char *text, size_t *out)
     return true;
 }
 
-static bool parse_bool(const char *name, const char *text, bool fallback)
+#define FIELD(f) offsetof(core_config, f), sizeof(((core_config *)0)->f)
+
+static const core_setting_word cma_words[] = {
+    {"auto", CORE_CMA_AUTO}, {"on", CORE_CMA_AUTO}, {"1", CORE_CMA_AUTO},
+    {"off", CORE_CMA_OFF},   {"0", CORE_CMA_OFF},   {NULL, 0},
+};
+
+/* Every SHOAL_* variable the library reads, in README's order. */
+static const core_setting settings[] = {
+    {.name = "SHOAL_DISABLE",
+     .kind = CORE_SETTING_BOOL,
+     FIELD(disabled),
+     .value = 0,
+     .shared = true,
+     .default_text = "`0`",
+     .description = "`1`: pure pass-through, every call goes to the host MPI"},
+    {.name = "SHOAL_DISABLE_COLL",
+     .kind = CORE_SETTING_COLLS,
+     FIELD(disabled_colls),
+     .shared = true,
+     .default_text = "empty",
+     .description = "collectives to pass through, e.g. `bcast,allreduce`"},
+    {.name = "SHOAL_VERBOSE",
+     .kind = CORE_SETTING_INT,
+     FIELD(verbose),
+     .value = 0,
+     .lo = 0,
+     .hi = 9,
+     .default_text = "`0`",
+     .description = "`1`: log each decision once (which algorithm and lane per collective and size class, "
+                    "fallbacks); `2`: more"},
+    {.name = "SHOAL_SHM_SIZE",
+     .kind = CORE_SETTING_SIZE,
+     FIELD(shm_size),
+     .value = 0,
+     .fallback = "using the automatic size",
+     .default_text = "automatic",
+     .description = "bytes of shared memory per node-local communicator (`64M`, `1G`); automatic is 512 KiB of "
+                    "staging per rank (four round buffers of 128 KiB) plus control data"},
+    {.name = "SHOAL_COMM_WARMUP",
+     .kind = CORE_SETTING_INT,
+     FIELD(comm_warmup),
+     .value = CORE_COMM_WARMUP_DEFAULT,
+     .lo = 0,
+     .hi = 1L << 30,
+     .shared = true,
+     .default_text = "`8`",
+     .description = "a communicator's first N collectives go to the host MPI; shoal builds its shared memory for "
+                    "it at the next, so communicators used only a few times cost nothing (`0`: from the first). A "
+                    "floating-point reduction ends the warm-up at once"},
+    {.name = "SHOAL_CMA",
+     .kind = CORE_SETTING_CHOICE,
+     FIELD(cma),
+     .value = CORE_CMA_AUTO,
+     .words = cma_words,
+     .expects = "auto or off",
+     .default_text = "`auto`",
+     .description = "`off`: never use single copy (process_vm_readv); `auto`: use it where the kernel allows"},
+    {.name = "SHOAL_SPIN",
+     .kind = CORE_SETTING_INT,
+     FIELD(spin),
+     .value = -1,
+     .lo = -1,
+     .hi = 1L << 30,
+     .default_text = "automatic",
+     .description = "polls before a waiting rank yields its core; automatic depends on ranks per core"},
+    {.name = "SHOAL_TIMEOUT",
+     .kind = CORE_SETTING_SECONDS,
+     FIELD(timeout_s),
+     .value = 0,
+     .fallback = "waiting without limit",
+     .default_text = "`0`",
+     .description = "seconds without progress from a peer before shoal ends the job with a message; `0`: wait as "
+                    "long as the peer lives"},
+    {.name = "SHOAL_LANES",
+     .kind = CORE_SETTING_TEXT,
+     FIELD(lanes),
+     .shared = true,
+     .default_text = "planner",
+     .description = "force a lane for every collective: `cells`, `cma`, `host`, or `cma+host` (large blocks of "
+                    "gather, scatter, allgather, alltoall striped over both) (experiments, tests)"},
+    {.name = "SHOAL_ALGO",
+     .kind = CORE_SETTING_TEXT,
+     FIELD(algo),
+     .shared = true,
+     .default_text = "planner",
+     .description = "force algorithms, e.g. "
+                    "`allreduce:sliced,bcast:tree,reduce:flat,barrier:dissemination,gather:push`"},
+    {.name = "SHOAL_TUNING_FILE",
+     .kind = CORE_SETTING_TEXT,
+     FIELD(tuning_file),
+     .default_text = "`$XDG_CACHE_HOME/shoal/tuning.json`",
+     .description = "the cost model's measured figures, written by `shoal tune` (else "
+                    "`~/.cache/shoal/tuning.json`; absent: MPI_Init probes the node)"},
+    {.name = "SHOAL_PROBE",
+     .kind = CORE_SETTING_BOOL,
+     FIELD(probe),
+     .value = 1,
+     .shared = true,
+     .default_text = "`1`",
+     .description = "without a tuning file, MPI_Init measures the node's copy and lane rates (a few ms, node ranks "
+                    "0 and 1); `0`: the built-in figures"},
+};
+
+#define SETTINGS_COUNT ((int)(sizeof settings / sizeof settings[0]))
+
+_Static_assert(sizeof(core_cma_mode) == sizeof(int), "CHOICE settings fill int-sized fields");
+
+const core_setting *core_settings(int *count)
 {
-    if (!text || !*text)
-        return fallback;
-    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "on") || !strcasecmp(text, "true"))
-        return true;
-    if (!strcmp(text, "0") || !strcasecmp(text, "no") || !strcasecmp(text, "off") || !strcasecmp(text, "false"))
-        return false;
-    core_log_warn_once("%s=%s is not a boolean; using %d", name, text, fallback);
-    return fallback;
+    *count = SETTINGS_COUNT;
+    return settings;
 }
 
-static long parse_long(const char *name, const char *text, long fallback, long lo, long hi)
+const core_setting *core_setting_find(const char *name)
 {
-    if (!text || !*text)
-        return fallback;
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        if (!strcmp(settings[i].name, name))
+            return &settings[i];
+    return NULL;
+}
+
+static void set_default(const core_setting *s, core_config *c)
+{
+    void *field = (char *)c + s->offset;
+    switch (s->kind) {
+    case CORE_SETTING_BOOL: *(bool *)field = s->value != 0; break;
+    case CORE_SETTING_INT:
+        if (s->size == sizeof(int))
+            *(int *)field = (int)s->value;
+        else
+            *(long *)field = (long)s->value;
+        break;
+    case CORE_SETTING_SIZE: *(size_t *)field = (size_t)s->value; break;
+    case CORE_SETTING_SECONDS: *(double *)field = s->value; break;
+    case CORE_SETTING_CHOICE: *(int *)field = (int)s->value; break;
+    case CORE_SETTING_COLLS: *(unsigned *)field = 0; break;
+    case CORE_SETTING_TEXT: memset(field, 0, s->size); break;
+    }
+}
+
+static bool read_bool(const char *text, bool *out)
+{
+    static const char *const yes[] = {"1", "yes", "on", "true"}, *const no[] = {"0", "no", "off", "false"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcasecmp(text, yes[i]) || !strcasecmp(text, no[i])) {
+            *out = !strcasecmp(text, yes[i]);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool read_long(const char *text, long lo, long hi, long *out)
+{
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
-    if (errno || *end || v < lo || v > hi) {
-        core_log_warn_once("%s=%s is not an integer in [%ld, %ld]; using %ld", name, text, lo, hi, fallback);
-        return fallback;
-    }
-    return v;
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
 }
 
-static unsigned parse_coll_list(const char *text)
+static bool read_seconds(const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (*end || !(v >= 0))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool read_choice(const core_setting_word *words, const char *text, int *out)
+{
+    for (const core_setting_word *w = words; w->word; w++)
+        if (!strcmp(text, w->word)) {
+            *out = w->value;
+            return true;
+        }
+    return false;
+}
+
+/* Unknown names are reported one by one and the rest kept. */
+static unsigned read_colls(const char *name, const char *text)
 {
     unsigned bits = 0;
-    char buf[512];
-    if (!text)
+    char *copy = strdup(text);
+    if (!copy)
         return 0;
-    strncpy(buf, text, sizeof buf - 1);
-    buf[sizeof buf - 1] = 0;
-    for (char *save, *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+    for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         if (!strcmp(tok, "all")) {
             bits = (1u << CORE_COLL_COUNT) - 1;
             continue;
         }
         int c = core_coll_from_name(tok);
         if (c < 0)
-            core_log_warn_once("SHOAL_DISABLE_COLL: '%s' is not a collective shoal handles; ignored", tok);
+            core_log_warn_once("%s: '%s' is not a collective shoal handles; ignored", name, tok);
         else
             bits |= 1u << c;
     }
+    free(copy);
     return bits;
+}
+
+void core_setting_format(const core_setting *s, const core_config *c, char *buf, size_t len)
+{
+    const void *field = (const char *)c + s->offset;
+    switch (s->kind) {
+    case CORE_SETTING_BOOL: snprintf(buf, len, "%d", *(const bool *)field); break;
+    case CORE_SETTING_INT:
+        snprintf(buf, len, "%ld", s->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
+        break;
+    case CORE_SETTING_SIZE: snprintf(buf, len, "%zu", *(const size_t *)field); break;
+    case CORE_SETTING_SECONDS: snprintf(buf, len, "%g", *(const double *)field); break;
+    case CORE_SETTING_CHOICE: {
+        int v = *(const int *)field;
+        const char *word = "?";
+        for (const core_setting_word *w = s->words; w->word; w++)
+            if (w->value == v) {
+                word = w->word;
+                break;
+            }
+        snprintf(buf, len, "%s", word);
+        break;
+    }
+    case CORE_SETTING_COLLS: {
+        unsigned bits = *(const unsigned *)field;
+        size_t used = 0;
+        if (len)
+            buf[0] = 0;
+        for (int i = 0; i < CORE_COLL_COUNT && used < len; i++)
+            if (bits & (1u << i))
+                used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", coll_names[i]);
+        break;
+    }
+    case CORE_SETTING_TEXT: snprintf(buf, len, "%s", (const char *)field); break;
+    }
+}
+
+/* Parses one setting's text into c; empty or unset keeps the default. */
+static void parse_setting(const core_setting *s, const char *text, core_config *c)
+{
+    set_default(s, c);
+    if (!text || !*text)
+        return;
+    void *field = (char *)c + s->offset;
+    bool ok = true;
+    char expects[96];
+    snprintf(expects, sizeof expects, "%s", s->expects ? s->expects : "");
+    switch (s->kind) {
+    case CORE_SETTING_BOOL: {
+        bool v;
+        if ((ok = read_bool(text, &v)))
+            *(bool *)field = v;
+        if (!s->expects)
+            snprintf(expects, sizeof expects, "a boolean");
+        break;
+    }
+    case CORE_SETTING_INT: {
+        long v;
+        if ((ok = read_long(text, s->lo, s->hi, &v))) {
+            if (s->size == sizeof(int))
+                *(int *)field = (int)v;
+            else
+                *(long *)field = v;
+        }
+        if (!s->expects)
+            snprintf(expects, sizeof expects, "an integer in [%ld, %ld]", s->lo, s->hi);
+        break;
+    }
+    case CORE_SETTING_SIZE:
+        ok = core_parse_size(text, (size_t *)field);
+        if (!s->expects)
+            snprintf(expects, sizeof expects, "a size (like 64M)");
+        break;
+    case CORE_SETTING_SECONDS:
+        ok = read_seconds(text, (double *)field);
+        if (!s->expects)
+            snprintf(expects, sizeof expects, "a number of seconds");
+        break;
+    case CORE_SETTING_CHOICE: ok = read_choice(s->words, text, (int *)field); break;
+    case CORE_SETTING_COLLS: *(unsigned *)field = read_colls(s->name, text); break;
+    case CORE_SETTING_TEXT:
+        if (strlen(text) >= s->size) {
+            core_log_warn_once("%s is %zu characters long, more than the %zu shoal reads; ignored", s->name,
+                               strlen(text), s->size - 1);
+            return;
+        }
+        memcpy(field, text, strlen(text) + 1);
+        break;
+    }
+    if (ok)
+        return;
+    set_default(s, c);
+    char fallback[96];
+    if (s->fallback)
+        snprintf(fallback, sizeof fallback, "%s", s->fallback);
+    else {
+        char value[64];
+        core_setting_format(s, c, value, sizeof value);
+        snprintf(fallback, sizeof fallback, "using %s", value);
+    }
+    core_log_warn_once("%s=%s is not %s; %s", s->name, text, expects, fallback);
+}
+
+void core_settings_markdown(FILE *out)
+{
+    fprintf(out, "| variable | default | meaning |\n|---|---|---|\n");
+    for (int i = 0; i < SETTINGS_COUNT; i++) {
+        const core_setting *s = &settings[i];
+        fprintf(out, "| `%s` | %s | %s", s->name, s->default_text, s->description);
+        if (s->kind == CORE_SETTING_COLLS) {
+            fprintf(out, " (`all` for every one; names:");
+            for (int c = 0; c < CORE_COLL_COUNT; c++)
+                fprintf(out, "%s %s", c ? "," : "", coll_names[c]);
+            fprintf(out, ")");
+        }
+        fprintf(out, " |\n");
+    }
 }
 
 static core_config config;
@@ -133,47 +409,9 @@ unsigned core_config_generation(void) { return atomic_load_explicit(&generation,
 void core_config_reload(void)
 {
     core_config c = {0};
-    c.verbose = (int)parse_long("SHOAL_VERBOSE", getenv("SHOAL_VERBOSE"), 0, 0, 9);
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        parse_setting(&settings[i], getenv(settings[i].name), &c);
     core_log_set_verbosity(c.verbose);
-    c.disabled = parse_bool("SHOAL_DISABLE", getenv("SHOAL_DISABLE"), false);
-    c.disabled_colls = parse_coll_list(getenv("SHOAL_DISABLE_COLL"));
-
-    const char *shm = getenv("SHOAL_SHM_SIZE");
-    if (shm && *shm && !core_parse_size(shm, &c.shm_size)) {
-        core_log_warn_once("SHOAL_SHM_SIZE=%s is not a size (like 64M); using the automatic size", shm);
-        c.shm_size = 0;
-    }
-
-    const char *cma = getenv("SHOAL_CMA");
-    c.cma = CORE_CMA_AUTO;
-    if (cma && *cma) {
-        if (!strcmp(cma, "off") || !strcmp(cma, "0"))
-            c.cma = CORE_CMA_OFF;
-        else if (strcmp(cma, "auto") && strcmp(cma, "1") && strcmp(cma, "on"))
-            core_log_warn_once("SHOAL_CMA=%s is not auto or off; using auto", cma);
-    }
-
-    c.spin = parse_long("SHOAL_SPIN", getenv("SHOAL_SPIN"), -1, -1, 1L << 30);
-    c.comm_warmup = parse_long("SHOAL_COMM_WARMUP", getenv("SHOAL_COMM_WARMUP"), CORE_COMM_WARMUP_DEFAULT, 0, 1L << 30);
-
-    const char *timeout = getenv("SHOAL_TIMEOUT");
-    c.timeout_s = 0;
-    if (timeout && *timeout) {
-        char *end;
-        double v = strtod(timeout, &end);
-        if (*end || v < 0)
-            core_log_warn_once("SHOAL_TIMEOUT=%s is not a number of seconds; waiting without limit", timeout);
-        else
-            c.timeout_s = v;
-    }
-
-    const char *lanes = getenv("SHOAL_LANES");
-    if (lanes)
-        strncpy(c.lanes, lanes, sizeof c.lanes - 1);
-    const char *algo = getenv("SHOAL_ALGO");
-    if (algo)
-        strncpy(c.algo, algo, sizeof c.algo - 1);
-    c.probe = parse_bool("SHOAL_PROBE", getenv("SHOAL_PROBE"), true);
     c.fingerprint = core_config_fingerprint(&c);
     config = c;
     atomic_fetch_add(&generation, 1);
@@ -183,10 +421,16 @@ static void config_init(void) { core_config_reload(); }
 
 uint64_t core_config_fingerprint(const core_config *c)
 {
-    char text[512];
-    snprintf(text, sizeof text, "%d|%u|%ld|%s|%s|%d", c->disabled, c->disabled_colls, c->comm_warmup, c->lanes, c->algo,
-             c->probe);
-    return core_hash(CORE_HASH_START, text, strlen(text));
+    uint64_t h = CORE_HASH_START;
+    char value[sizeof c->algo + 64];
+    for (int i = 0; i < SETTINGS_COUNT; i++) {
+        if (!settings[i].shared)
+            continue;
+        core_setting_format(&settings[i], c, value, sizeof value);
+        h = core_hash(h, settings[i].name, strlen(settings[i].name) + 1);
+        h = core_hash(h, value, strlen(value) + 1);
+    }
+    return h;
 }
 
 const core_config *core_config_get(void)

@@ -1,13 +1,21 @@
-/* core_config: every SHOAL_* environment variable, parsed once.
+/* core_config: every SHOAL_* environment variable the library reads, in one
+ * table (core_settings: name, kind, default, range, documentation, whether
+ * ranks must agree on it) that parses, validates and documents them.
+ * README.md's Configuration table is `shoal settings --markdown`, and a test
+ * checks the two agree. A malformed value is reported once and its default
+ * used.
  *
- * The table in README.md ("Configuration") documents each one; keep the two
- * in step. A malformed value is reported once and its default used. */
+ * A new setting: a field of core_config and a row of the table in
+ * core_config.c; nothing else parses it.
+ *
+ * May call: core_log, core_sys, libc. */
 #ifndef SHOAL_CORE_CONFIG_H
 #define SHOAL_CORE_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Collectives shoal intercepts, as bits for SHOAL_DISABLE_COLL. */
 typedef enum {
@@ -52,10 +60,53 @@ typedef struct core_config {
     long comm_warmup;        /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
                                     shoal builds its state */
     char lanes[64];          /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
-    char algo[256];          /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    char algo[1024];         /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    char tuning_file[1024];  /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
     bool probe;              /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
     uint64_t fingerprint;    /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
+
+/* How a setting's text is read. */
+typedef enum core_setting_kind {
+    CORE_SETTING_BOOL,    /* 1, yes, on, true / 0, no, off, false */
+    CORE_SETTING_INT,     /* a decimal integer in [lo, hi] (a long field) */
+    CORE_SETTING_SIZE,    /* bytes: 4096, 64K, 8M, 1G (a size_t field) */
+    CORE_SETTING_SECONDS, /* a number >= 0 (a double field) */
+    CORE_SETTING_CHOICE,  /* one of the words of its list (an int field) */
+    CORE_SETTING_COLLS,   /* collective names or all, as bits (an unsigned field) */
+    CORE_SETTING_TEXT,    /* kept as it is, read by its user (a char array) */
+} core_setting_kind;
+
+/* A word a CHOICE setting accepts, and the value it stands for. */
+typedef struct core_setting_word {
+    const char *word;
+    int value;
+} core_setting_word;
+
+/* A row of the settings table. */
+typedef struct core_setting {
+    const char *name; /* SHOAL_... */
+    core_setting_kind kind;
+    size_t offset, size;            /* the core_config field it fills */
+    double value;                   /* default (BOOL, INT, SIZE, SECONDS, CHOICE) */
+    long lo, hi;                    /* INT: the range */
+    const core_setting_word *words; /* CHOICE: accepted words, ended by a NULL word */
+    const char *expects;            /* what a malformed value is told it is not */
+    const char *fallback;           /* what a malformed value gives, said in the warning */
+    bool shared;                    /* every rank must agree: part of the fingerprint */
+    const char *default_text;       /* the default, as README says it */
+    const char *description;        /* what it does, in README's words (Markdown) */
+} core_setting;
+
+/* The table, in README's order; *count rows. */
+const core_setting *core_settings(int *count);
+/* NULL when name is no setting. */
+const core_setting *core_setting_find(const char *name);
+/* The setting's value in c, as text that reads back to it ("" for an empty
+ * text, "auto" for a CHOICE's first word of that value, a COLLS list as names). */
+void core_setting_format(const core_setting *s, const core_config *c, char *buf, size_t len);
+/* README's Configuration table, generated from the rows. */
+void core_settings_markdown(FILE *out);
 
 /* A hash of the settings every rank must share, since each decides alone
  * what all must do alike: whether shoal runs, which collectives it takes

@@ -177,8 +177,8 @@ void plan_machine_description(char *buf, size_t len)
 
 void plan_tuning_path(char *buf, size_t len)
 {
-    const char *explicit = getenv("SHOAL_TUNING_FILE");
-    if (explicit && *explicit) {
+    const char *explicit = core_config_get()->tuning_file;
+    if (*explicit) {
         snprintf(buf, len, "%s", explicit);
         return;
     }

@@ -22,7 +22,10 @@ static void usage(FILE *out)
                  "        at each process count you use; the nearest calibrated count is used).\n"
                  "  evaluate [--json FILE] [-m MIN:MAX] [--colls LIST]   (under mpirun)\n"
                  "        measures every candidate of every collective over a grid of sizes and\n"
-                 "        records which the planner chose: the data of the choice-quality report.\n\n"
+                 "        records which the planner chose: the data of the choice-quality report.\n"
+                 "  settings [--markdown]\n"
+                 "        every SHOAL_* variable: the value this environment gives it and its\n"
+                 "        default, or README's Configuration table (--markdown).\n\n"
                  "Collectives: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
                  "reduce_scatter_block. Sizes like 4096, 64K, 4M.\n");
 }
@@ -39,6 +42,8 @@ int main(int argc, char **argv)
         return tune_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "evaluate"))
         return evaluate_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "settings"))
+        return settings_main(argc - 1, argv + 1);
     fprintf(stderr, "shoal: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -395,8 +395,9 @@ int tune_main(int argc, char **argv)
             rc = 1;
         } else {
             printf("wrote %s%s\n", path,
-                   out && !getenv("SHOAL_TUNING_FILE") ? " (set SHOAL_TUNING_FILE to it for the library to read it)"
-                                                       : "");
+                   out && !core_config_get()->tuning_file[0]
+                       ? " (set SHOAL_TUNING_FILE to it for the library to read it)"
+                       : "");
         }
         if (samples)
             write_samples(tn, &m, samples);
