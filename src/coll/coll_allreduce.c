@@ -121,14 +121,9 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
 {
     size_t esize = core_type_size(type);
     core_reduce_fn fn = core_reduce_kernel(type, op);
-    if (count == 0)
-        return;
     const char *src = sbuf ? sbuf : rbuf;
-    if (t->n == 1) {
-        if (src != rbuf)
-            memcpy(rbuf, src, count * esize);
+    if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    }
     coll_choice ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
     allreduce_fn run = allreduce_algorithms[ch.plan.algo];
     if (ch.lane->two_sided) /* no views: the inputs must move */

@@ -40,17 +40,13 @@ void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)
     if (bytes == 0)
         return;
     size_t total = bytes * (size_t)t->n;
-    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t) + (sbuf ? 0 : total));
+    size_t *sizes = coll_uniform_blocks(t, bytes, sbuf ? 0 : total);
     size_t *offs = sizes + t->n;
     if (!sbuf) {
         /* In place: peers read my blocks while I overwrite them; send a copy. */
         void *copy = offs + t->n;
         memcpy(copy, rbuf, total);
         sbuf = copy;
-    }
-    for (int p = 0; p < t->n; p++) {
-        sizes[p] = bytes;
-        offs[p] = (size_t)p * bytes;
     }
     alltoall_common(t, CORE_COLL_ALLTOALL, sbuf, sizes, offs, rbuf, sizes, offs, bytes);
 }

@@ -62,6 +62,10 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
  * the data where it is small (see plan_choice.eager_limit). */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m);
 
+/* Every rank a block of bytes, rank p's at p * bytes: n sizes, then n
+ * offsets, then extra bytes for the caller, in the team's temporary space. */
+size_t *coll_uniform_blocks(coll_team *t, size_t bytes, size_t extra);
+
 /* The tail of a block the root moves itself (plan_choice.root_share), in
  * whole cache lines: gather by push and scatter by pull. */
 static inline size_t coll_root_part(size_t bytes, double share)

@@ -13,6 +13,17 @@ bool coll_move_runs(plan_algo a, bool push_described)
 }
 
 coll_out *coll_outs(coll_team *t) { return t->outs; }
+
+size_t *coll_uniform_blocks(coll_team *t, size_t bytes, size_t extra)
+{
+    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t) + extra);
+    size_t *offs = sizes + t->n;
+    for (int p = 0; p < t->n; p++) {
+        sizes[p] = bytes;
+        offs[p] = (size_t)p * bytes;
+    }
+    return sizes;
+}
 coll_xfer *coll_xfers(coll_team *t) { return t->xfers; }
 
 /* Slot holding a rank's header in coll_move_v: {fits, longest slot}. */

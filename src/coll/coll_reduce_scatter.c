@@ -84,14 +84,9 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
 {
     size_t esize = core_type_size(type);
     core_reduce_fn fn = core_reduce_kernel(type, op);
-    if (count == 0)
-        return;
     const char *src = sbuf ? sbuf : rbuf;
-    if (t->n == 1) {
-        if (src != rbuf)
-            memcpy(rbuf, src, count * esize);
+    if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    }
     coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
     const lane_ops *lane = ch.lane;
     if (reduces_gathered(&ch)) {
@@ -125,14 +120,9 @@ void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_
     int n = t->n, me = t->me;
     size_t esize = core_type_size(type), total = firsts[n - 1] + counts[n - 1];
     core_reduce_fn fn = core_reduce_kernel(type, op);
-    if (total == 0)
-        return;
     const char *src = sbuf ? sbuf : rbuf;
-    if (n == 1) {
-        if (src != rbuf)
-            memcpy(rbuf, src, counts[0] * esize);
+    if (coll_reduce_trivially(t, src, rbuf, total, counts[0] * esize))
         return;
-    }
     /* Priced at the mean block, in whole elements: a vector shorter than
      * the team must not look like no data at all (cma would be free). */
     coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, (total + (size_t)n - 1) / (size_t)n * esize);

@@ -7,6 +7,18 @@
 
 #include "coll_reduction.h"
 
+bool coll_reduce_trivially(coll_team *t, const char *src, void *rbuf, size_t total, size_t own)
+{
+    if (total == 0)
+        return true;
+    if (t->n == 1) {
+        if (src != rbuf)
+            memcpy(rbuf, src, own);
+        return true;
+    }
+    return false;
+}
+
 /* Elements per cache-sized reduction block: all count when they fit one
  * (the divide only when needed: it costs tens of cycles on small calls). */
 static size_t block_elements(size_t count, size_t esize)

@@ -14,6 +14,11 @@ typedef struct coll_block_sink {
     size_t off;
 } coll_block_sink;
 
+/* Handles the calls with nothing to reduce: no elements (total 0), or a team
+ * of one (own bytes of src copied to rbuf unless they are the same). True
+ * when it did, and the caller returns. */
+bool coll_reduce_trivially(coll_team *t, const char *src, void *rbuf, size_t total, size_t own);
+
 /* out[0, count) = in_0 op in_1 op ... op in_{n-1}, where in_j is rank j's
  * slot `slot` from byte offset `off`, block by block; with a sink each block
  * is also put there (out NULL: only there). */

@@ -54,12 +54,8 @@ void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int 
 {
     if (bytes == 0)
         return;
-    size_t *sizes = coll_temp(t, 2 * (size_t)t->n * sizeof(size_t));
+    size_t *sizes = coll_uniform_blocks(t, bytes, 0);
     size_t *offs = sizes + t->n;
-    for (int p = 0; p < t->n; p++) {
-        sizes[p] = bytes;
-        offs[p] = (size_t)p * bytes;
-    }
     scatter_common(t, CORE_COLL_SCATTER, sbuf, sizes, offs, rbuf, bytes, root, bytes);
 }
 
