@@ -251,7 +251,7 @@ int distinct_candidates(const plan_query *q, plan_candidate *out, int max)
         for (int j = 0; j < d; j++)
             seen = seen || (out[j].algo == all[i].algo && out[j].lane == all[i].lane && out[j].stripe == all[i].stripe);
         /* Pushing is gather's single-copy variant only where the lane can put. */
-        if (!seen && d < max && !(all[i].algo == PLAN_MOVE_PUSH && all[i].lane != LANE_CMA))
+        if (!seen && d < max && !(all[i].algo == PLAN_MOVE_PUSH && !lane_can(all[i].lane, LANE_CAP_PUT)))
             out[d++] = all[i];
     }
     return d;
