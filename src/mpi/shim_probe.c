@@ -509,11 +509,20 @@ void shim_probe_startup(MPI_Comm node)
     m.origin = PLAN_ORIGIN_MEASURED;
     snprintf(m.source, sizeof m.source, "probed at start-up");
     plan_model_use(&m);
-    core_log_once("no tuning file: probed the node in %.1f ms: copy %.1f GB/s (%.1f beyond the cache), "
-                  "cells %.1f GB/s after %.0f ns, cma %.1f GB/s after %.0f ns (shoal tune measures more)",
-                  fig.took_ms, m.copy_bw, m.copy_mem_bw, m.lane[LANE_CELLS].bw_dedicated,
-                  m.lane[LANE_CELLS].latency_ns + m.lane[LANE_CELLS].overhead_ns, m.lane[LANE_CMA].bw_dedicated,
+    /* The rates the planner prices for this job: a 1 MiB transfer while
+     * every rank of the node moves one (not one term of the fit). */
+    double mib = 1 << 20, cells_bw = mib / plan_lane_time(&m.lane[LANE_CELLS], mib, size),
+           cma_bw = mib / plan_lane_time(&m.lane[LANE_CMA], mib, size);
+    core_log_once("no tuning file: probed the node in %.1f ms: copy %.1f GB/s (%.1f beyond the cache); with %d "
+                  "ranks of the node moving 1 MiB each: cells %.1f GB/s, cma %.1f GB/s; first byte after %.0f ns "
+                  "(cells), %.0f ns (cma) (shoal tune measures more)",
+                  fig.took_ms, m.copy_bw, m.copy_mem_bw, size, cells_bw, cma_bw,
+                  m.lane[LANE_CELLS].latency_ns + m.lane[LANE_CELLS].overhead_ns,
                   m.lane[LANE_CMA].latency_ns + m.lane[LANE_CMA].overhead_ns);
-    core_log_debug(2, "probe: sync %.0f ns, float sum %.1f GB/s; fit errors cells %.1f%%, cma %.1f%%", m.sync_ns,
-                   m.reduce_bw, 100 * m.fit_error[LANE_CELLS], 100 * m.fit_error[LANE_CMA]);
+    core_log_debug(2,
+                   "probe: sync %.0f ns, float sum %.1f GB/s; fitted GB/s dedicated + shared/ppn: cells %.1f + "
+                   "%.1f, cma %.1f + %.1f; fit errors cells %.1f%%, cma %.1f%%",
+                   m.sync_ns, m.reduce_bw, m.lane[LANE_CELLS].bw_dedicated, m.lane[LANE_CELLS].bw_shared,
+                   m.lane[LANE_CMA].bw_dedicated, m.lane[LANE_CMA].bw_shared, 100 * m.fit_error[LANE_CELLS],
+                   100 * m.fit_error[LANE_CMA]);
 }
