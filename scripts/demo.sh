@@ -3,11 +3,12 @@
 # MPICH, then the pictures and report.md. Runs after `make build` and builds
 # nothing itself: it uses build/<mpi>/bin/shoal-bench from those trees.
 #
-# Everything goes to results/<date>-<host>/: per MPI the OSU-style table
-# (<mpi>.txt), the figures (<mpi>.json, <mpi>.csv); then one PNG per benchmark
-# and report.md. The iteration counts are OSU's defaults, so the figures can
-# be set beside an OSU run; the whole demo takes about a minute on 2 quiet
-# cores, and each MPI's run is stopped after SHOAL_DEMO_LIMIT seconds.
+# Everything goes to results/<date>-<host>/: per MPI and method the OSU-style
+# table (<mpi>.txt with fresh inputs, <mpi>-osu.txt with OSU's method), the
+# figures (.json, .csv); then one PNG per benchmark and report.md. The
+# iteration counts are OSU's defaults, so the figures can be set beside an
+# OSU run; the whole demo takes about two minutes on 2 quiet cores, and each
+# run is stopped after SHOAL_DEMO_LIMIT seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,27 +42,33 @@ for mpi in openmpi mpich; do
     status=2
     continue
   fi
-  mpi_started=$(date +%s)
-  echo "==> [$mpi] shoal-bench, every benchmark, np=$NP, sizes $SIZES, OSU iteration counts"
-  echo "    a table per benchmark; a row appears as each size is done"
-  # The table goes to the file as OSU prints it; the screen gets each line
-  # prefixed with the MPI, so that progress says which MPI is running.
-  # shellcheck disable=SC2046
-  timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" -m "$SIZES" \
-      --json "$out/$mpi.json" --csv "$out/$mpi.csv" 2>&1 \
-    | tee "$out/$mpi.txt" | sed -u "s/^/[$mpi] /"
-  rc=${PIPESTATUS[0]}
-  echo "==> [$mpi] done in $(( $(date +%s) - mpi_started )) s (exit code $rc)"
-  case $rc in
-    0) jsons+=("$out/$mpi.json") ;;
-    1) jsons+=("$out/$mpi.json")
-       echo "demo: WRONG RESULTS under $mpi: see the rows marked FAILED in $out/$mpi.txt" >&2
-       status=1 ;;
-    124|137) echo "demo: the $mpi run passed its ${LIMIT} s limit and was stopped" >&2
-       status=1 ;;
-    *) echo "demo: the $mpi run failed (exit code $rc)" >&2
-       status=1 ;;
-  esac
+  # Two methods: fresh inputs before every call (shoal-bench's own), and the
+  # OSU micro-benchmarks' (the same buffers call after call), so that what a
+  # user later sees under OSU is in the report already.
+  for method in fresh osu; do
+    name=$mpi; [ "$method" = osu ] && name=$mpi-osu
+    mpi_started=$(date +%s)
+    echo "==> [$name] shoal-bench --method $method, every benchmark, np=$NP, sizes $SIZES, OSU iteration counts"
+    echo "    a table per benchmark; a row appears as each size is done"
+    # The table goes to the file as OSU prints it; the screen gets each line
+    # prefixed with the MPI, so that progress says which MPI is running.
+    # shellcheck disable=SC2046
+    timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" -m "$SIZES" --method "$method" \
+        --json "$out/$name.json" --csv "$out/$name.csv" 2>&1 \
+      | tee "$out/$name.txt" | sed -u "s/^/[$name] /"
+    rc=${PIPESTATUS[0]}
+    echo "==> [$name] done in $(( $(date +%s) - mpi_started )) s (exit code $rc)"
+    case $rc in
+      0) jsons+=("$out/$name.json") ;;
+      1) jsons+=("$out/$name.json")
+         echo "demo: WRONG RESULTS under $name: see the rows marked FAILED in $out/$name.txt" >&2
+         status=1 ;;
+      124|137) echo "demo: the $name run passed its ${LIMIT} s limit and was stopped" >&2
+         status=1 ;;
+      *) echo "demo: the $name run failed (exit code $rc)" >&2
+         status=1 ;;
+    esac
+  done
 done
 
 if ((${#jsons[@]})); then
@@ -75,5 +82,5 @@ echo
 echo "demo: finished in ${elapsed} s"
 echo "demo: report:   $out/report.md"
 echo "demo: pictures: $out/*.png"
-echo "demo: tables:   $out/openmpi.txt $out/mpich.txt"
+echo "demo: tables:   $out/openmpi.txt $out/openmpi-osu.txt $out/mpich.txt $out/mpich-osu.txt"
 exit $status

@@ -65,6 +65,13 @@ size_t bench_reduce_scatter_first(size_t size, int nprocs, int rank);
 
 enum bench_path { PATH_HOST, PATH_SHOAL };
 enum bench_corrupt { CORRUPT_NONE, CORRUPT_HOST, CORRUPT_SHOAL };
+/* How collective inputs are treated between calls. fresh: a new input is
+ * written before each call and every result checked (a halo, a gradient:
+ * the inputs come from memory the program just wrote). osu: the OSU
+ * micro-benchmarks' way, the same buffers call after call, untouched, a
+ * barrier after each call (a solver's small residual: inputs hot in cache). */
+enum bench_method { METHOD_FRESH, METHOD_OSU };
+const char *bench_method_name(enum bench_method m);
 
 /* A count or size left at -1 (BENCH_UNSET) takes the OSU default of the
  * benchmark's kind; bench_size_range() and bench_counts() resolve them. */
@@ -79,6 +86,7 @@ struct bench_options {
     int window_size;              /* bw: messages in flight per iteration (-W) */
     bool full;                    /* -f: also min/max across ranks and iterations */
     bool validate;                /* on unless --no-validate */
+    enum bench_method method;     /* --method fresh|osu (collectives) */
     const char *json_path;        /* NULL: no JSON */
     const char *csv_path;         /* NULL: no CSV */
     bool selected[BENCH_COUNT];

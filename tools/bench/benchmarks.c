@@ -25,6 +25,7 @@ static const struct {
 };
 
 const char *bench_name(enum bench_id id) { return benchmark_table[id].name; }
+const char *bench_method_name(enum bench_method m) { return m == METHOD_OSU ? "osu" : "fresh"; }
 enum bench_kind bench_kind_of(enum bench_id id) { return benchmark_table[id].kind; }
 bool bench_is_reduction(enum bench_id id) { return benchmark_table[id].reduction; }
 const char *bench_bound_formula(enum bench_id id) { return benchmark_table[id].bound_formula; }

@@ -548,6 +548,113 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     finish_row(ctx, id, row, errors);
 }
 
+/* --method osu: OSU's loop (the call between two MPI_Wtime, then a barrier
+ * of the same path, the same buffers untouched call after call), in blocks
+ * of calls that alternate between the paths, so that each path keeps the
+ * cache state it would have under OSU alone (its own buffers, its own
+ * internal state) and both see the same machine. A block starts with one
+ * untimed call that takes back the caches from the other path; the inputs
+ * are written once per size and the last result of each block is checked. */
+#define OSU_BLOCKS 10
+
+/* Timed seconds of `count` calls after one untimed one; the barrier
+ * benchmark's timed calls are logged for the ordering check (log not NULL). */
+static double osu_block(struct bench_context *ctx, struct call_site *call, int count, struct barrier_log *log)
+{
+    double seconds = 0;
+    for (int k = -1; k < count; k++) {
+        double entered = monotonic_seconds();
+        double start = MPI_Wtime();
+        call_collective(call);
+        double stop = MPI_Wtime();
+        double left = monotonic_seconds();
+        if (call->path == PATH_SHOAL && k == count - 1)
+            record_shoal_path(ctx); /* before the barrier, which shoal also plans */
+        ON_PATH(call->path, MPI_Barrier, ctx->comm);
+        if (k < 0)
+            continue;
+        seconds += stop - start;
+        if (call->id == BENCH_BARRIER && log) {
+            log->entered[log->calls] = entered;
+            log->left[log->calls] = left;
+            log->calls++;
+        }
+    }
+    return seconds;
+}
+
+static void measure_collective_size_osu(struct bench_context *ctx, enum bench_id id, size_t size,
+                                        struct size_result *row)
+{
+    int iterations, warmup;
+    bench_counts(ctx->opt, id, size, &iterations, &warmup);
+    int blocks = iterations < OSU_BLOCKS ? iterations : OSU_BLOCKS;
+    row->size = size;
+    row->iterations = iterations;
+    row->warmup = warmup;
+    row->bound_bytes = bench_bound_bytes(id, size, ctx->nprocs);
+    size_t copy_bytes = (size_t)floor(row->bound_bytes);
+
+    double seconds[2] = {0, 0}, copy_seconds = INFINITY;
+    long errors[2] = {0, 0};
+    struct barrier_log logs[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
+    if (id == BENCH_BARRIER)
+        for (int p = 0; p < 2; p++) {
+            logs[p].entered = malloc(sizeof(double) * (size_t)iterations);
+            logs[p].left = malloc(sizeof(double) * (size_t)iterations);
+        }
+    struct call_site calls[2];
+    uint64_t seed = ++ctx->calls;
+    for (int p = 0; p < 2; p++) {
+        calls[p] = (struct call_site){ctx, id, size, (enum bench_path)p, seed, 0};
+        if (ctx->opt->validate)
+            prepare_inputs(&calls[p]);
+        PMPI_Barrier(ctx->comm);
+        osu_block(ctx, &calls[p], warmup, NULL);
+    }
+
+    struct paired_times pairs = paired_alloc(blocks);
+    for (int b = 0; b < blocks; b++) {
+        /* Block b's share of the timed calls; even blocks host first. */
+        int count = iterations / blocks + (b < iterations % blocks);
+        double t[2];
+        for (int k = 0; k < 2; k++) {
+            enum bench_path path = (enum bench_path)((b & 1) ? 1 - k : k);
+            struct call_site *call = &calls[path];
+            PMPI_Barrier(ctx->comm);
+            t[path] = osu_block(ctx, call, count, &logs[path]);
+            if (ctx->opt->validate && id != BENCH_BARRIER) {
+                long before = call->errors;
+                maybe_corrupt(call);
+                check_result(call);
+                errors[path] += call->errors - before;
+                prepare_inputs(call); /* a spoiled or in-place buffer starts the next block right */
+            }
+        }
+        seconds[PATH_HOST] += t[PATH_HOST];
+        seconds[PATH_SHOAL] += t[PATH_SHOAL];
+        paired_add(&pairs, t[PATH_HOST] / count, t[PATH_SHOAL] / count);
+        if (copy_bytes > 0)
+            copy_seconds = fmin(copy_seconds, timed_copy(ctx, copy_bytes, 1));
+    }
+
+    if (id == BENCH_BARRIER) {
+        for (int p = 0; p < 2; p++) {
+            if (ctx->facts.single_node)
+                errors[p] += check_barrier_log(ctx, &logs[p], (enum bench_path)p);
+            free(logs[p].entered);
+            free(logs[p].left);
+        }
+    }
+    row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / iterations);
+    row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
+    row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
+    paired_summary(ctx, &pairs, false, row);
+    paired_free(&pairs);
+    snprintf(row->shoal_path, sizeof row->shoal_path, "%s", ctx->last_shoal_path);
+    finish_row(ctx, id, row, errors);
+}
+
 /* ---- point to point: osu_latency and osu_bw ---------------------------- */
 
 struct pt2pt_site {
@@ -762,7 +869,7 @@ void measure_benchmark(struct bench_context *ctx, enum bench_id id)
             continue;
         struct size_result *row = &result->sizes[result->nsizes++];
         if (kind == KIND_COLLECTIVE)
-            measure_collective_size(ctx, id, s, row);
+            (ctx->opt->method == METHOD_OSU ? measure_collective_size_osu : measure_collective_size)(ctx, id, s, row);
         else
             measure_pt2pt_size(ctx, id, s, row);
         if (s == max)

@@ -44,6 +44,11 @@ void bench_print_usage(FILE *out)
           "  -f, --full                    also print min and max across ranks, iterations\n"
           "  -c, --validation              check every result against a reference (default)\n"
           "      --no-validate             do not check results\n"
+          "      --method fresh|osu        collectives: fresh (default) writes a new input before\n"
+          "                                every call and checks every result; osu reuses the\n"
+          "                                same buffers untouched, a barrier after each call, as\n"
+          "                                the OSU micro-benchmarks do (results checked after\n"
+          "                                each block of calls)\n"
           "      --json FILE               write machine facts and every figure as JSON\n"
           "      --csv FILE                write every figure as CSV\n"
           "  -h, --help                    this text\n"
@@ -176,20 +181,11 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
         const char *long_name;
         bool takes_value;
     } known[] = {
-        {'m', "--message-size", true},
-        {'i', "--iterations", true},
-        {'x', "--warmup", true},
-        {0, "--iterations-large", true},
-        {0, "--warmup-large", true},
-        {'W', "--window-size", true},
-        {'f', "--full", false},
-        {'c', "--validation", false},
-        {0, "--no-validate", false},
-        {0, "--json", true},
-        {0, "--csv", true},
-        {'h', "--help", false},
-        {'v', "--version", false},
-        {0, "--debug-corrupt", true},
+        {'m', "--message-size", true},   {'i', "--iterations", true},  {'x', "--warmup", true},
+        {0, "--iterations-large", true}, {0, "--warmup-large", true},  {'W', "--window-size", true},
+        {'f', "--full", false},          {'c', "--validation", false}, {0, "--no-validate", false},
+        {0, "--method", true},           {0, "--json", true},          {0, "--csv", true},
+        {'h', "--help", false},          {'v', "--version", false},    {0, "--debug-corrupt", true},
     };
 
     for (int index = 1; index < argc; index++) {
@@ -251,7 +247,14 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
             opt->validate = true;
         else if (strcmp(name, "--no-validate") == 0)
             opt->validate = false;
-        else if (strcmp(name, "--json") == 0)
+        else if (strcmp(name, "--method") == 0) {
+            if (strcmp(value, "fresh") == 0)
+                opt->method = METHOD_FRESH;
+            else if (strcmp(value, "osu") == 0)
+                opt->method = METHOD_OSU;
+            else
+                bad = 1;
+        } else if (strcmp(name, "--json") == 0)
             opt->json_path = value;
         else if (strcmp(name, "--csv") == 0)
             opt->csv_path = value;

@@ -48,7 +48,16 @@ void output_preamble(const struct bench_context *ctx)
     else
         printf("# core-to-core cache-line latency: not measured (ranks 0 and 1 on "
                "different nodes, or descheduled)\n");
-    printf("# validation: %s\n\n", ctx->opt->validate ? "every result, both paths" : "off");
+    if (ctx->opt->method == METHOD_OSU)
+        printf("# method: osu (collectives: the same buffers call after call, untouched, a barrier after each "
+               "call; the paths alternate in blocks of calls)\n");
+    else
+        printf("# method: fresh (collectives: a new input written before each call; the paths alternate call by "
+               "call)\n");
+    printf("# validation: %s\n\n", !ctx->opt->validate ? "off"
+                                   : ctx->opt->method == METHOD_OSU
+                                       ? "the last result of every block of calls, both paths"
+                                       : "every result, both paths");
     fflush(stdout);
 }
 
@@ -174,8 +183,9 @@ int output_json(const struct bench_context *ctx, const char *path)
     json_string(out, f->date_utc);
     fputs(", \"command_line\": ", out);
     json_string(out, f->command_line);
-    fprintf(out, ", \"validation\": %s, \"large_message_size\": %d, \"window_size\": %d},\n",
-            opt->validate ? "true" : "false", BENCH_LARGE_MESSAGE_SIZE, opt->window_size);
+    fprintf(out, ", \"validation\": %s, \"method\": \"%s\", \"large_message_size\": %d, \"window_size\": %d},\n",
+            opt->validate ? "true" : "false", bench_method_name(opt->method), BENCH_LARGE_MESSAGE_SIZE,
+            opt->window_size);
     fputs("  \"calibration\": {\"core_to_core_latency_us\": ", out);
     json_number(out, f->core_latency_us > 0 ? f->core_latency_us : NAN);
     fputs("},\n  \"benchmarks\": [", out);

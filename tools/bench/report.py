@@ -47,8 +47,10 @@ def human_size(size):
 
 
 def run_label(run):
+    """The host MPI, and the method where the run says (fresh inputs or OSU's)."""
     mpi = run["mpi"]
-    return f"{mpi['name']} {mpi['version']}"
+    method = run["run"].get("method")
+    return f"{mpi['name']} {mpi['version']}" + (f", {method}" if method else "")
 
 
 def sign_test_says(pairs):
@@ -412,7 +414,7 @@ def main(argv=None):
 
 def print_summary(runs, pictures, tie):
     """The verdicts as text, for a terminal."""
-    print(f"\n{'benchmark':<22}{'host MPI':<16}{'wins':>5}{'ties':>6}{'losses':>8}{'wrong':>7}"
+    print(f"\n{'benchmark':<22}{'host MPI, method':<24}{'wins':>5}{'ties':>6}{'losses':>8}{'wrong':>7}"
           f"   {'largest win':<16}largest loss")
     for name in pictures:
         for run in runs:
@@ -421,7 +423,7 @@ def print_summary(runs, pictures, tie):
                 continue
             counts, best, worst = summary_line(bench["results"], tie)
             best_text, worst_text = speedup_text(best), speedup_text(worst)
-            print(f"{name:<22}{run_label(run):<16}{counts['win']:>5}{counts['tie']:>6}"
+            print(f"{name:<22}{run_label(run):<24}{counts['win']:>5}{counts['tie']:>6}"
                   f"{counts['lose']:>8}{counts['wrong']:>7}   {best_text:<16}{worst_text}")
     for run in runs:
         if not run["shoal"]["enabled"]:
