@@ -489,6 +489,40 @@ static void finish_row(struct bench_context *ctx, enum bench_id id, struct size_
     output_table_row(ctx, id, row);
 }
 
+/* The barrier benchmark logs when each call was entered and left, per path. */
+static void barrier_logs_alloc(enum bench_id id, struct barrier_log logs[2], int calls)
+{
+    for (int p = 0; p < 2; p++) {
+        bool needed = id == BENCH_BARRIER;
+        logs[p] = (struct barrier_log){needed ? malloc(sizeof(double) * (size_t)calls) : NULL,
+                                       needed ? malloc(sizeof(double) * (size_t)calls) : NULL, 0};
+    }
+}
+
+/* A collective size's figures, once its calls are done (either method):
+ * the barrier's ordering check, the averages across ranks, the paired
+ * summary, the row printed. copy_seconds is NAN where no bound was timed. */
+static void collective_row_done(struct bench_context *ctx, enum bench_id id, struct size_result *row,
+                                struct barrier_log logs[2], const double seconds[2], double copy_seconds,
+                                struct paired_times *pairs, long errors[2])
+{
+    if (id == BENCH_BARRIER) {
+        for (int p = 0; p < 2; p++) {
+            if (ctx->facts.single_node)
+                errors[p] += check_barrier_log(ctx, &logs[p], (enum bench_path)p);
+            free(logs[p].entered);
+            free(logs[p].left);
+        }
+    }
+    row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / row->iterations);
+    row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / row->iterations);
+    row->memcpy_us = isnan(copy_seconds) ? 0 : across_ranks(ctx, 1e6 * copy_seconds).avg;
+    paired_summary(ctx, pairs, false, row);
+    paired_free(pairs);
+    snprintf(row->shoal_path, sizeof row->shoal_path, "%s", ctx->last_shoal_path);
+    finish_row(ctx, id, row, errors);
+}
+
 static void measure_collective_size(struct bench_context *ctx, enum bench_id id, size_t size, struct size_result *row)
 {
     int iterations, warmup;
@@ -504,12 +538,8 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
     double seconds[2] = {0, 0}, copy_seconds = INFINITY;
     long errors[2] = {0, 0};
     int calls = warmup + iterations;
-    struct barrier_log logs[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
-    if (id == BENCH_BARRIER)
-        for (int p = 0; p < 2; p++) {
-            logs[p].entered = malloc(sizeof(double) * (size_t)calls);
-            logs[p].left = malloc(sizeof(double) * (size_t)calls);
-        }
+    struct barrier_log logs[2];
+    barrier_logs_alloc(id, logs, calls);
 
     struct paired_times pairs = paired_alloc(iterations);
     for (int it = -warmup; it < iterations; it++) {
@@ -531,21 +561,7 @@ static void measure_collective_size(struct bench_context *ctx, enum bench_id id,
         }
     }
 
-    if (id == BENCH_BARRIER) {
-        for (int p = 0; p < 2; p++) {
-            if (ctx->facts.single_node)
-                errors[p] += check_barrier_log(ctx, &logs[p], (enum bench_path)p);
-            free(logs[p].entered);
-            free(logs[p].left);
-        }
-    }
-    row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / iterations);
-    row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
-    row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
-    paired_summary(ctx, &pairs, false, row);
-    paired_free(&pairs);
-    snprintf(row->shoal_path, sizeof row->shoal_path, "%s", ctx->last_shoal_path);
-    finish_row(ctx, id, row, errors);
+    collective_row_done(ctx, id, row, logs, seconds, copy_bytes > 0 ? copy_seconds : NAN, &pairs, errors);
 }
 
 /* --method osu: OSU's loop (the call between two MPI_Wtime, then a barrier
@@ -597,12 +613,8 @@ static void measure_collective_size_osu(struct bench_context *ctx, enum bench_id
 
     double seconds[2] = {0, 0}, copy_seconds = INFINITY;
     long errors[2] = {0, 0};
-    struct barrier_log logs[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
-    if (id == BENCH_BARRIER)
-        for (int p = 0; p < 2; p++) {
-            logs[p].entered = malloc(sizeof(double) * (size_t)iterations);
-            logs[p].left = malloc(sizeof(double) * (size_t)iterations);
-        }
+    struct barrier_log logs[2];
+    barrier_logs_alloc(id, logs, iterations);
     struct call_site calls[2];
     uint64_t seed = ++ctx->calls;
     for (int p = 0; p < 2; p++) {
@@ -638,21 +650,7 @@ static void measure_collective_size_osu(struct bench_context *ctx, enum bench_id
             copy_seconds = fmin(copy_seconds, timed_copy(ctx, copy_bytes, 1));
     }
 
-    if (id == BENCH_BARRIER) {
-        for (int p = 0; p < 2; p++) {
-            if (ctx->facts.single_node)
-                errors[p] += check_barrier_log(ctx, &logs[p], (enum bench_path)p);
-            free(logs[p].entered);
-            free(logs[p].left);
-        }
-    }
-    row->host = across_ranks(ctx, 1e6 * seconds[PATH_HOST] / iterations);
-    row->shoal = across_ranks(ctx, 1e6 * seconds[PATH_SHOAL] / iterations);
-    row->memcpy_us = copy_bytes > 0 ? across_ranks(ctx, 1e6 * copy_seconds).avg : 0;
-    paired_summary(ctx, &pairs, false, row);
-    paired_free(&pairs);
-    snprintf(row->shoal_path, sizeof row->shoal_path, "%s", ctx->last_shoal_path);
-    finish_row(ctx, id, row, errors);
+    collective_row_done(ctx, id, row, logs, seconds, copy_bytes > 0 ? copy_seconds : NAN, &pairs, errors);
 }
 
 /* ---- point to point: osu_latency and osu_bw ---------------------------- */
