@@ -8,6 +8,7 @@
  * copy and reduction rates, a rank's wait for another, and the cells and
  * cma lanes between two ranks, fitted as shoal tune fits them. Node rank 0's
  * fit goes to every rank of the node, so all plan alike. */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,6 +363,8 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
 /* What node rank 0 gives the node: the model's measured figures. */
 typedef struct probe_figures {
     int ok;
+    unsigned measured; /* bit per lane the pair measured */
+    int attempts;      /* measurements made (implausible ones are repeated) */
     lane_cost lane[LANE_COUNT];
     double fit_error[LANE_COUNT];
     double sync_ns, copy_bw, copy_mem_bw, reduce_bw;
@@ -454,6 +457,8 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
     if (pinned)
         sched_setaffinity(0, sizeof saved, &saved);
     fig.ok = 1;
+    for (int l = 0; l < LANE_COUNT; l++)
+        fig.measured |= p.lanes[l] ? 1u << l : 0;
     for (int l = 0; l < LANE_COUNT; l++) {
         fig.lane[l] = m.lane[l];
         fig.fit_error[l] = fitted[l] ? m.fit_error[l] : 0;
@@ -464,6 +469,38 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
     fig.reduce_bw = m.reduce_bw;
     fig.took_ms = (double)(core_now_ns() - t0) / 1e6;
     return fig;
+}
+
+/* A probe whose figures are implausible (plan_lane_implausible: a lane
+ * below a fifth of memcpy) is repeated, the best of PROBE_TRIES kept, and a
+ * lane still implausible is refused: it keeps its built-in figures. */
+#define PROBE_TRIES 3
+
+/* The lowest of the measured lanes' rates as a share of the copy rate. */
+static double plausibility(const probe_figures *f)
+{
+    double worst = INFINITY;
+    for (int l = 0; l < LANE_COUNT; l++)
+        if (f->measured & (1u << l))
+            worst = fmin(worst, plan_lane_rate(&f->lane[l], 2) / f->copy_mem_bw);
+    return worst;
+}
+
+/* Measures until plausible, at most PROBE_TRIES times; the best is kept
+ * (rank 0 decides and tells rank 1, so that both measure alike). */
+static probe_figures measure_pair_plausibly(MPI_Comm pair_comm, int rank)
+{
+    probe_figures best = {0};
+    for (int attempt = 1;; attempt++) {
+        probe_figures now = measure_pair(pair_comm, rank);
+        if (!best.ok || (now.ok && plausibility(&now) > plausibility(&best)))
+            best = now;
+        best.attempts = attempt;
+        int again = rank == 0 && now.ok && plausibility(&best) < PLAN_PLAUSIBLE_SHARE_OF_COPY && attempt < PROBE_TRIES;
+        PMPI_Bcast(&again, 1, MPI_INT, 0, pair_comm);
+        if (!again)
+            return best;
+    }
 }
 
 void shim_probe_startup(MPI_Comm node)
@@ -485,7 +522,7 @@ void shim_probe_startup(MPI_Comm node)
     PMPI_Comm_split(node, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
     probe_figures fig = {0};
     if (pair_comm != MPI_COMM_NULL) {
-        fig = measure_pair(pair_comm, rank);
+        fig = measure_pair_plausibly(pair_comm, rank);
         shim_comm_forget(pair_comm); /* its team is parked for a later communicator of the two */
         PMPI_Comm_free(&pair_comm);
     }
@@ -501,6 +538,16 @@ void shim_probe_startup(MPI_Comm node)
     for (int l = 0; l < LANE_COUNT; l++) {
         m.lane[l] = fig.lane[l];
         m.fit_error[l] = fig.fit_error[l];
+        /* Every rank has the same figures, so every rank refuses alike. */
+        const lane_cost *builtin = &lane_describe((lane_id)l)->default_cost;
+        if ((fig.measured & (1u << l)) && plan_lane_implausible(&fig.lane[l], builtin, fig.copy_mem_bw)) {
+            core_log_once("the probe measured %s at %.1f GB/s in %d tries, below a fifth of memcpy's %.1f GB/s: "
+                          "the planner keeps its built-in figures for it, %.1f GB/s (shoal tune measures at length)",
+                          lane_describe((lane_id)l)->name, plan_lane_rate(&fig.lane[l], 2), fig.attempts,
+                          fig.copy_mem_bw, plan_lane_rate(builtin, 2));
+            m.lane[l] = *builtin;
+            m.fit_error[l] = 0;
+        }
     }
     m.sync_ns = fig.sync_ns;
     m.copy_bw = fig.copy_bw;
@@ -511,8 +558,9 @@ void shim_probe_startup(MPI_Comm node)
     plan_model_use(&m);
     /* The rates the planner prices for this job: a 1 MiB transfer while
      * every rank of the node moves one (not one term of the fit). */
-    double mib = 1 << 20, cells_bw = mib / plan_lane_time(&m.lane[LANE_CELLS], mib, size),
-           cma_bw = mib / plan_lane_time(&m.lane[LANE_CMA], mib, size);
+    double cells_bw = plan_lane_rate(&m.lane[LANE_CELLS], size), cma_bw = plan_lane_rate(&m.lane[LANE_CMA], size);
+    core_log_debug(1, "the probe measured %d time%s (a lane below a fifth of memcpy is measured again)", fig.attempts,
+                   fig.attempts == 1 ? "" : "s");
     core_log_once("no tuning file: probed the node in %.1f ms: copy %.1f GB/s (%.1f beyond the cache); with %d "
                   "ranks of the node moving 1 MiB each: cells %.1f GB/s, cma %.1f GB/s; first byte after %.0f ns "
                   "(cells), %.0f ns (cma) (shoal tune measures more)",

@@ -46,6 +46,18 @@ double plan_lane_time(const lane_cost *c, double bytes, int ppn)
     return c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + (bw > 0 ? bytes / bw : 0);
 }
 
+double plan_lane_rate(const lane_cost *c, int ppn)
+{
+    double mib = (double)(1 << 20), t = plan_lane_time(c, mib, ppn);
+    return t > 0 ? mib / t : 0;
+}
+
+bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, double copy_mem_bw)
+{
+    double rate = plan_lane_rate(measured, 2);
+    return rate < PLAN_PLAUSIBLE_SHARE_OF_COPY * copy_mem_bw && plan_lane_rate(builtin, 2) > rate;
+}
+
 double plan_copy_ns(const plan_model *m, double bytes, double footprint)
 {
     double cached = footprint > m->cache_bytes ? m->cache_bytes / footprint : 1;

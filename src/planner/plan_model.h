@@ -104,6 +104,17 @@ void plan_tuning_path(char *buf, size_t len);
 /* Modelled time of moving bytes on lane c with ppn movers at once, each on
  * a core of its own. */
 double plan_lane_time(const lane_cost *c, double bytes, int ppn);
+/* A lane's rate in GB/s (bytes per ns) for a 1 MiB transfer while ppn
+ * ranks each move one: what its figures mean at that load. */
+double plan_lane_rate(const lane_cost *c, int ppn);
+/* Whether measured figures of a lane are implausible enough to replace by
+ * builtin: a 1 MiB rate (at 2 movers, the probe's load) below a fifth of
+ * a core's memcpy beyond the cache (copy_mem_bw), where the built-in
+ * figures price the lane faster. A lane moves data at a sizeable share of
+ * memcpy; a figure below that describes a moment of the machine (a
+ * descheduled core, a neighbour's burst), not the machine. */
+#define PLAN_PLAUSIBLE_SHARE_OF_COPY 0.2
+bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, double copy_mem_bw);
 /* How much longer work takes when `movers` processes share `cores` cores
  * (cores 0: unknown, taken as enough): 1, or movers / cores. */
 double plan_cpu_share(int movers, int cores);

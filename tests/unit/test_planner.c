@@ -625,9 +625,32 @@ static void test_tables(void)
           plan_lanes_label(LANE_CMA, LANE_HOST));
 }
 
+/* The probe's plausibility rule: a lane's 1 MiB rate at 2 movers, computed
+ * here from the formula, against a fifth of memcpy beyond the cache; a
+ * lane is refused only where the built-in figures price it faster. */
+static void test_plausibility(void)
+{
+    lane_cost slow = {.latency_ns = 100, .bw_dedicated = 2.0}; /* 2 GB/s */
+    lane_cost fine = {.latency_ns = 100, .bw_dedicated = 12.0};
+    lane_cost builtin = {.latency_ns = 100, .bw_dedicated = 5.0};
+    double mib = 1 << 20;
+    CHECK(fabs(plan_lane_rate(&slow, 2) - mib / (100 + mib / 2.0)) < 1e-9, "rate %g", plan_lane_rate(&slow, 2));
+    lane_cost shared = {.bw_dedicated = 4.0, .bw_shared = 8.0}; /* 4 + 8/ppn GB/s */
+    CHECK(fabs(plan_lane_rate(&shared, 2) - 8.0) < 1e-9 && fabs(plan_lane_rate(&shared, 4) - 6.0) < 1e-9,
+          "shared part divided by the movers");
+    CHECK(plan_lane_implausible(&slow, &builtin, 48.0), "2 GB/s against 48 GB/s memcpy: refused");
+    CHECK(!plan_lane_implausible(&fine, &builtin, 48.0), "12 GB/s is plausible");
+    CHECK(!plan_lane_implausible(&slow, &builtin, 8.0), "2 GB/s where memcpy does 8 is plausible");
+    lane_cost slower_builtin = {.latency_ns = 100, .bw_dedicated = 1.0};
+    CHECK(!plan_lane_implausible(&slow, &slower_builtin, 48.0), "kept where the built-in figures are slower still");
+    for (int l = 0; l < LANE_COUNT; l++)
+        CHECK(plan_lane_rate(&lane_describe((lane_id)l)->default_cost, 2) > 0, "lane %d has a built-in rate", l);
+}
+
 int main(void)
 {
     test_tables();
+    test_plausibility();
     test_model_and_fit();
     test_tuning_file();
     test_choices();
