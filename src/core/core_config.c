@@ -199,17 +199,26 @@ const core_setting *core_setting_find(const char *name)
     return NULL;
 }
 
+/* INT settings fill int or long fields. */
+static void store_int(const core_setting *s, void *field, long v)
+{
+    if (s->size == sizeof(int))
+        *(int *)field = (int)v;
+    else
+        *(long *)field = v;
+}
+
+static long load_int(const core_setting *s, const void *field)
+{
+    return s->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field;
+}
+
 static void set_default(const core_setting *s, core_config *c)
 {
     void *field = (char *)c + s->offset;
     switch (s->kind) {
     case CORE_SETTING_BOOL: *(bool *)field = s->value != 0; break;
-    case CORE_SETTING_INT:
-        if (s->size == sizeof(int))
-            *(int *)field = (int)s->value;
-        else
-            *(long *)field = (long)s->value;
-        break;
+    case CORE_SETTING_INT: store_int(s, field, (long)s->value); break;
     case CORE_SETTING_SIZE: *(size_t *)field = (size_t)s->value; break;
     case CORE_SETTING_SECONDS: *(double *)field = s->value; break;
     case CORE_SETTING_CHOICE: *(int *)field = (int)s->value; break;
@@ -288,9 +297,7 @@ void core_setting_format(const core_setting *s, const core_config *c, char *buf,
     const void *field = (const char *)c + s->offset;
     switch (s->kind) {
     case CORE_SETTING_BOOL: snprintf(buf, len, "%d", *(const bool *)field); break;
-    case CORE_SETTING_INT:
-        snprintf(buf, len, "%ld", s->size == sizeof(int) ? (long)*(const int *)field : *(const long *)field);
-        break;
+    case CORE_SETTING_INT: snprintf(buf, len, "%ld", load_int(s, field)); break;
     case CORE_SETTING_SIZE: snprintf(buf, len, "%zu", *(const size_t *)field); break;
     case CORE_SETTING_SECONDS: snprintf(buf, len, "%g", *(const double *)field); break;
     case CORE_SETTING_CHOICE: {
@@ -318,6 +325,22 @@ void core_setting_format(const core_setting *s, const core_config *c, char *buf,
     }
 }
 
+/* What a malformed value of s is told it is not. */
+static void describe_expected(const core_setting *s, char *buf, size_t len)
+{
+    if (s->expects) {
+        snprintf(buf, len, "%s", s->expects);
+        return;
+    }
+    switch (s->kind) {
+    case CORE_SETTING_BOOL: snprintf(buf, len, "a boolean"); break;
+    case CORE_SETTING_INT: snprintf(buf, len, "an integer in [%ld, %ld]", s->lo, s->hi); break;
+    case CORE_SETTING_SIZE: snprintf(buf, len, "a size (like 64M)"); break;
+    case CORE_SETTING_SECONDS: snprintf(buf, len, "a number of seconds"); break;
+    default: snprintf(buf, len, "valid"); break;
+    }
+}
+
 /* Parses one setting's text into c; empty or unset keeps the default. */
 static void parse_setting(const core_setting *s, const char *text, core_config *c)
 {
@@ -326,39 +349,16 @@ static void parse_setting(const core_setting *s, const char *text, core_config *
         return;
     void *field = (char *)c + s->offset;
     bool ok = true;
-    char expects[96];
-    snprintf(expects, sizeof expects, "%s", s->expects ? s->expects : "");
     switch (s->kind) {
-    case CORE_SETTING_BOOL: {
-        bool v;
-        if ((ok = read_bool(text, &v)))
-            *(bool *)field = v;
-        if (!s->expects)
-            snprintf(expects, sizeof expects, "a boolean");
-        break;
-    }
+    case CORE_SETTING_BOOL: ok = read_bool(text, (bool *)field); break;
     case CORE_SETTING_INT: {
         long v;
-        if ((ok = read_long(text, s->lo, s->hi, &v))) {
-            if (s->size == sizeof(int))
-                *(int *)field = (int)v;
-            else
-                *(long *)field = v;
-        }
-        if (!s->expects)
-            snprintf(expects, sizeof expects, "an integer in [%ld, %ld]", s->lo, s->hi);
+        if ((ok = read_long(text, s->lo, s->hi, &v)))
+            store_int(s, field, v);
         break;
     }
-    case CORE_SETTING_SIZE:
-        ok = core_parse_size(text, (size_t *)field);
-        if (!s->expects)
-            snprintf(expects, sizeof expects, "a size (like 64M)");
-        break;
-    case CORE_SETTING_SECONDS:
-        ok = read_seconds(text, (double *)field);
-        if (!s->expects)
-            snprintf(expects, sizeof expects, "a number of seconds");
-        break;
+    case CORE_SETTING_SIZE: ok = core_parse_size(text, (size_t *)field); break;
+    case CORE_SETTING_SECONDS: ok = read_seconds(text, (double *)field); break;
     case CORE_SETTING_CHOICE: ok = read_choice(s->words, text, (int *)field); break;
     case CORE_SETTING_COLLS: *(unsigned *)field = read_colls(s->name, text); break;
     case CORE_SETTING_TEXT:
@@ -373,7 +373,8 @@ static void parse_setting(const core_setting *s, const char *text, core_config *
     if (ok)
         return;
     set_default(s, c);
-    char fallback[96];
+    char expects[96], fallback[96];
+    describe_expected(s, expects, sizeof expects);
     if (s->fallback)
         snprintf(fallback, sizeof fallback, "%s", s->fallback);
     else {

@@ -457,9 +457,8 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
     if (pinned)
         sched_setaffinity(0, sizeof saved, &saved);
     fig.ok = 1;
-    for (int l = 0; l < LANE_COUNT; l++)
-        fig.measured |= p.lanes[l] ? 1u << l : 0;
     for (int l = 0; l < LANE_COUNT; l++) {
+        fig.measured |= p.lanes[l] ? 1u << l : 0;
         fig.lane[l] = m.lane[l];
         fig.fit_error[l] = fitted[l] ? m.fit_error[l] : 0;
     }

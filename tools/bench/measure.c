@@ -499,6 +499,16 @@ static void barrier_logs_alloc(enum bench_id id, struct barrier_log logs[2], int
     }
 }
 
+/* A collective size's row before its calls (either method): the counts
+ * and the bound's bytes; returns the bytes of the bound's timed copy. */
+static size_t collective_row_start(struct bench_context *ctx, enum bench_id id, size_t size, struct size_result *row)
+{
+    bench_counts(ctx->opt, id, size, &row->iterations, &row->warmup);
+    row->size = size;
+    row->bound_bytes = bench_bound_bytes(id, size, ctx->nprocs);
+    return (size_t)floor(row->bound_bytes);
+}
+
 /* A collective size's figures, once its calls are done (either method):
  * the barrier's ordering check, the averages across ranks, the paired
  * summary, the row printed. copy_seconds is NAN where no bound was timed. */
@@ -525,13 +535,8 @@ static void collective_row_done(struct bench_context *ctx, enum bench_id id, str
 
 static void measure_collective_size(struct bench_context *ctx, enum bench_id id, size_t size, struct size_result *row)
 {
-    int iterations, warmup;
-    bench_counts(ctx->opt, id, size, &iterations, &warmup);
-    row->size = size;
-    row->iterations = iterations;
-    row->warmup = warmup;
-    row->bound_bytes = bench_bound_bytes(id, size, ctx->nprocs);
-    size_t copy_bytes = (size_t)floor(row->bound_bytes);
+    size_t copy_bytes = collective_row_start(ctx, id, size, row);
+    int iterations = row->iterations, warmup = row->warmup;
 
     /* The bound takes the fastest copy of the run, not the average: noise
      * only ever slows a copy down, and a floor must not rise with it. */
@@ -602,14 +607,9 @@ static double osu_block(struct bench_context *ctx, struct call_site *call, int c
 static void measure_collective_size_osu(struct bench_context *ctx, enum bench_id id, size_t size,
                                         struct size_result *row)
 {
-    int iterations, warmup;
-    bench_counts(ctx->opt, id, size, &iterations, &warmup);
+    size_t copy_bytes = collective_row_start(ctx, id, size, row);
+    int iterations = row->iterations, warmup = row->warmup;
     int blocks = iterations < OSU_BLOCKS ? iterations : OSU_BLOCKS;
-    row->size = size;
-    row->iterations = iterations;
-    row->warmup = warmup;
-    row->bound_bytes = bench_bound_bytes(id, size, ctx->nprocs);
-    size_t copy_bytes = (size_t)floor(row->bound_bytes);
 
     double seconds[2] = {0, 0}, copy_seconds = INFINITY;
     long errors[2] = {0, 0};
