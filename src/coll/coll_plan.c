@@ -17,9 +17,11 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
 {
     /* Configuration and model generations start at 1 once read. */
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
-    size_t slot = ((size_t)coll * 2654435761u ^ bytes * 40503u ^ (bytes >> 12)) % COLL_PLAN_CACHE;
+    plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
+    t->last_bytes[coll] = bytes + 1;
+    size_t slot = ((size_t)coll * 2654435761u ^ bytes * 40503u ^ (bytes >> 12) ^ (size_t)inputs) % COLL_PLAN_CACHE;
     coll_plan_entry *e = &t->plan_cache[slot];
-    if (e->generation == gen && e->coll == coll && e->bytes == bytes)
+    if (e->generation == gen && e->coll == coll && e->bytes == bytes && e->inputs == inputs)
         return &e->choice;
     plan_query q = {
         .coll = coll,
@@ -28,12 +30,13 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
         .ppn = t->node_ranks,
         .cores = t->node_cores,
         .window = t->lane.stage_size,
+        .inputs = inputs,
     };
     for (int l = 0; l < LANE_COUNT; l++)
         q.usable[l] = t->lanes[l] != NULL;
     plan_choice ch = plan_choose(&q);
     /* The model may have been read just now: take its generation after. */
-    *e = (coll_plan_entry){core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, ch};
+    *e = (coll_plan_entry){core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, ch};
     return &e->choice;
 }
 
@@ -59,9 +62,10 @@ coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
         unsigned klass = 0;
         while (klass < 63 && (1ull << (klass + 1)) <= bytes)
             klass++;
-        core_log_once("%s of %s%zu bytes on %d local ranks: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
-                      bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, plan_algo_name(ch.plan.algo),
-                      plan_lanes_label(ch.plan.lane, ch.plan.stripe),
+        bool repeat = ch.plan.inputs == PLAN_INPUTS_EITHER;
+        core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
+                      bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, repeat ? ", repeated" : "",
+                      plan_algo_name(ch.plan.algo), plan_lanes_label(ch.plan.lane, ch.plan.stripe),
                       ch.plan.root_share > 0 ? ", the root moving a share of each block" : "", ch.plan.model_ns / 1e3);
     }
     return ch;

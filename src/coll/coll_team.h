@@ -48,6 +48,7 @@ typedef struct coll_plan_entry {
     unsigned generation; /* of configuration and model together; 0: empty */
     core_coll coll;
     size_t bytes;
+    plan_inputs inputs;
     plan_choice choice;
 } coll_plan_entry;
 
@@ -69,6 +70,13 @@ typedef struct coll_team {
     int node_ranks; /* ranks of the whole job on this node (ppn) */
     int node_cores; /* cores those ranks run on */
     coll_plan_entry plan_cache[COLL_PLAN_CACHE];
+    /* The size of each collective's last call, plus one (0: none yet), the
+     * same on every rank (every rank plans every collective of the team):
+     * a call of the same size is a repeat, whose inputs may be the very
+     * bytes the last one moved (plan_inputs). Per collective, so that the
+     * barrier between a benchmark's calls, or a solver's other collectives,
+     * do not hide it. */
+    size_t last_bytes[CORE_COLL_COUNT];
     const char *doing; /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
     char *block[3]; /* PLAN_REDUCE_BLOCK bytes each */

@@ -66,6 +66,19 @@ const char *plan_lane_name(lane_id l);
 /* "cma", or "cma+host" for a striped choice: what SHOAL_LANES takes. */
 const char *plan_lanes_label(lane_id lane, lane_id stripe);
 
+/* What a call's inputs are likely to be. A reader that fetched a peer's
+ * block by single copy in the last call still holds it in its cache when
+ * the block is unchanged and fits: then the copy runs at cache speed, while
+ * a staged lane copies it through its cells as always. Fresh inputs (just
+ * written by their owner) cost what the lanes' figures say. */
+typedef enum {
+    PLAN_INPUTS_FRESH,     /* priced as written anew: a first call, or a known fresh input */
+    PLAN_INPUTS_UNCHANGED, /* priced as the very bytes the last call moved */
+    PLAN_INPUTS_EITHER,    /* a repeat (the team's last call was the same collective and size):
+                              no rank knows whether the inputs changed, so the choice is the
+                              candidate whose worse regret over the two states is least */
+} plan_inputs;
+
 typedef struct plan_query {
     core_coll coll;
     size_t bytes; /* the per-rank payload: message (bcast, reduce, allreduce),
@@ -76,6 +89,7 @@ typedef struct plan_query {
     int cores;    /* cores those processes run on; 0: as many as they need */
     bool usable[LANE_COUNT];
     size_t window; /* cells lane window per round */
+    plan_inputs inputs;
 } plan_query;
 
 /* Striping: a transfer split across two lanes in proportion to their
@@ -94,7 +108,8 @@ typedef struct plan_choice {
     double root_share;
     int fanout;      /* trees: children per node */
     size_t chunk;    /* pipelining unit, bytes */
-    double model_ns; /* the modelled time of the choice */
+    double model_ns; /* the modelled time of the choice (on fresh inputs) */
+    plan_inputs inputs; /* what the inputs were priced as */
     /* v-variants: a rank whose data is at most eager_limit bytes sends it
      * with the size headers on `lane`; if any rank's data is larger, all
      * move it on large_lane. */
@@ -116,6 +131,11 @@ typedef struct plan_candidate {
     double formula_ns;    /* what the cost formula gives */
     double factor;        /* the tuning file's calibration for it */
     double ns;            /* formula_ns * factor */
+    /* PLAN_INPUTS_EITHER: ns is the fresh price, unchanged_ns the price on
+     * unchanged inputs, and regret the worse of each over its state's
+     * cheapest allowed candidate (1: the best in both). Else 0. */
+    double unchanged_ns;
+    double regret;
     const char *excluded; /* why it may not be chosen (forced choices), or NULL */
 } plan_candidate;
 
@@ -125,7 +145,10 @@ typedef struct plan_candidate {
  * calibrated sizes (log-log, within 16x) of the nearest calibrated team size. */
 void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n);
 
-/* Every candidate for q, cheapest allowed first; returns how many (<= max). */
+/* Every candidate for q, cheapest allowed first (PLAN_INPUTS_EITHER: least
+ * regret first; reductions keep the algorithm the fresh price chooses, so
+ * that a repeat on the same input gives the same bits); returns how many
+ * (<= max). */
 int plan_candidates(const plan_query *q, plan_candidate *out, int max);
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */

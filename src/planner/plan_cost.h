@@ -59,6 +59,29 @@ static inline double crowding(lane_id l, int movers, double region)
     return maxd(1, (movers + 1) / (2 * regions));
 }
 
+/* Below this, a single-copy transfer's fixed costs (a system call, the
+ * pages it pins) hide what the cache saves: on the 16-core Xeon, repeated
+ * bcast, scatter and gather of 16-32 KiB at np 2 ran 0.65-0.97x of MPICH
+ * over cma where the cells had run 1.0-1.5x. */
+#define PLAN_UNCHANGED_MIN (64 * 1024)
+
+/* Lane l moving `bytes` with `movers` at once. On unchanged inputs
+ * (PLAN_INPUTS_UNCHANGED) a single-copy lane's reader finds what it read in
+ * the last call still in its cache, as far as what the call touches there
+ * fits (each of n blocks read and written): the copy runs as one between
+ * its own buffers. A staged lane copies through its cells either way. */
+static inline double lane_time(const pricing *p, lane_id l, double bytes, int movers)
+{
+    const lane_cost *c = &p->m->lane[l];
+    double fresh = plan_lane_time(c, bytes, movers);
+    if (p->q->inputs != PLAN_INPUTS_UNCHANGED || bytes < PLAN_UNCHANGED_MIN || !lane_can(l, LANE_CAP_SINGLE_COPY) ||
+        lane_can(l, LANE_CAP_TWO_SIDED))
+        return fresh;
+    double footprint = 2 * bytes * (p->q->n > 2 ? p->q->n : 2);
+    double cached = c->latency_ns + c->overhead_ns + bytes * c->per_byte_ns + copy_ns(p, bytes, footprint);
+    return cached < fresh ? cached : fresh;
+}
+
 /* Moving bytes on lane l while `movers` processes move data at once, on
  * the cores they share, `crowd` of them into or out of `region` bytes of
  * one process. */
@@ -67,7 +90,7 @@ static inline double xfer_crowded(const pricing *p, lane_id l, double bytes, int
     if (bytes <= 0)
         return 0;
     double slowdown = maxd(plan_cpu_share(movers, p->q->cores), crowding(l, crowd, region));
-    double t = plan_lane_time(&p->m->lane[l], bytes, movers) * slowdown;
+    double t = lane_time(p, l, bytes, movers) * slowdown;
     return lane_can(l, LANE_CAP_STAGED) ? t + window_handoffs_ns(p, bytes) : t;
 }
 
@@ -81,10 +104,11 @@ static inline double xfer(const pricing *p, lane_id l, double bytes, int movers)
  * (PLAN_REDUCE_BLOCK): a call per block. The block stays in cache, but the
  * other end is a buffer that its owner has just written (an input) or reads
  * right after (a result), so each block costs what the lane's transfers
- * cost. (Pricing it at half, as if only the far end went to memory, held
- * for calls back to back on the same buffers only: with inputs written
- * before each call, sliced allreduce over cma measured 5-15 % slower than
- * flat over cells at np 2 from 1 MB, which the half price had reversed.) */
+ * cost on fresh inputs. (Pricing it at half, as if only the far end went
+ * to memory, held for calls back to back on unchanged buffers only: with
+ * inputs written before each call, sliced allreduce over cma measured 5-15 %
+ * slower than flat over cells at np 2 from 1 MB, which the half price had
+ * reversed. Unchanged inputs are lane_time's.) */
 static inline double xfer_blocks(const pricing *p, lane_id l, double bytes, int movers)
 {
     if (bytes <= 0)
@@ -92,7 +116,7 @@ static inline double xfer_blocks(const pricing *p, lane_id l, double bytes, int 
     const lane_cost *c = &p->m->lane[l];
     double share = plan_cpu_share(movers, p->q->cores), call = c->latency_ns + c->overhead_ns;
     double calls = ceil(bytes / PLAN_REDUCE_BLOCK);
-    return (calls * call + plan_lane_time(c, bytes, movers) - call) * share;
+    return (calls * call + lane_time(p, l, bytes, movers) - call) * share;
 }
 
 /* Reductions read a staged lane (cells) in place (lane view): each owner's

@@ -267,7 +267,8 @@ static int by_price(const void *a, const void *b)
     return x->ns < y->ns ? -1 : x->ns > y->ns;
 }
 
-int plan_candidates(const plan_query *q, plan_candidate *out, int max)
+/* Every candidate for q with its price and exclusions, in table order. */
+static int priced(const plan_query *q, plan_candidate *out, int max)
 {
     int lane = forced_lane(q), algo = forced_algo(q->coll);
     int k = enumerate(q, out, max, lane, algo);
@@ -290,7 +291,66 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max)
                            lane >= 0 ? plan_lane_name((lane_id)lane) : "any");
         k = enumerate(q, out, max, lane, -1);
     }
-    qsort(out, (size_t)k, sizeof *out, by_price);
+    return k;
+}
+
+
+static int by_regret(const void *a, const void *b)
+{
+    const plan_candidate *x = a, *y = b;
+    if (!x->excluded != !y->excluded)
+        return x->excluded ? 1 : -1;
+    if (x->regret != y->regret)
+        return x->regret < y->regret ? -1 : 1;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* Reductions combine in rank order in every algorithm but reduce's tree,
+ * which groups rank ranges: switching across that line changes the bits. */
+static bool same_grouping(plan_algo a, plan_algo b) { return (a == PLAN_REDUCE_TREE) == (b == PLAN_REDUCE_TREE); }
+
+/* The cheapest allowed candidate's price, or 0 if none. */
+static double cheapest(const plan_candidate *c, int k, int *at)
+{
+    double best = 0;
+    for (int i = 0; i < k; i++)
+        if (!c[i].excluded && (best == 0 || c[i].ns < best))
+            best = c[i].ns, *at = i;
+    return best;
+}
+
+/* A repeat: every candidate priced on fresh and on unchanged inputs (the
+ * enumeration is the same for both, so the lists align), its regret the
+ * worse of its two prices over each state's cheapest. */
+static int priced_either(const plan_query *q, plan_candidate *out, int max)
+{
+    plan_candidate same[64];
+    plan_query fresh_q = *q, same_q = *q;
+    fresh_q.inputs = PLAN_INPUTS_FRESH;
+    same_q.inputs = PLAN_INPUTS_UNCHANGED;
+    int k = priced(&fresh_q, out, max);
+    int k_same = priced(&same_q, same, max < 64 ? max : 64);
+    int at = 0, unused = 0;
+    double best_fresh = cheapest(out, k, &at), best_same = cheapest(same, k_same, &unused);
+    bool reduction = q->coll == CORE_COLL_REDUCE || q->coll == CORE_COLL_ALLREDUCE ||
+                     q->coll == CORE_COLL_REDUCE_SCATTER_BLOCK || q->coll == CORE_COLL_REDUCE_SCATTER;
+    plan_algo fresh_algo = out[at].algo;
+    for (int i = 0; i < k; i++) {
+        out[i].unchanged_ns = i < k_same ? same[i].ns : out[i].ns;
+        out[i].regret = best_fresh > 0 && best_same > 0
+                            ? maxd(out[i].ns / best_fresh, out[i].unchanged_ns / best_same)
+                            : 1;
+        if (!out[i].excluded && reduction && best_fresh > 0 && !same_grouping(out[i].algo, fresh_algo))
+            out[i].excluded = "the first call's grouping (a repeat gives the same bits)";
+    }
+    return k;
+}
+
+int plan_candidates(const plan_query *q, plan_candidate *out, int max)
+{
+    bool either = q->inputs == PLAN_INPUTS_EITHER && q->coll != CORE_COLL_BARRIER && q->n > 1;
+    int k = either ? priced_either(q, out, max) : priced(q, out, max);
+    qsort(out, (size_t)k, sizeof *out, either ? by_regret : by_price);
     return k;
 }
 
@@ -306,7 +366,8 @@ plan_choice plan_choose(const plan_query *q)
     plan_candidate cand[64];
     lane_id every_team = lane_every_team();
     plan_choice ch = {
-        .lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024, .large_lane = every_team};
+        .lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024, .large_lane = every_team,
+        .inputs = q->inputs};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the lane every team has (or the forced lane); the lane for large

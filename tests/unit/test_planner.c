@@ -585,6 +585,65 @@ static void test_blockwise_reads(void)
  * name is unique within the collective and found again by name; every
  * collective has an algorithm on the lane every team has; the lanes' ops
  * tables say what their descriptions say. */
+/* A repeat is priced on fresh and on unchanged inputs: unchanged ones never
+ * cost more; the choice is the candidate whose worse regret is least (and
+ * at least 1); a reduction keeps the grouping of its first call; and with
+ * memory slower than cache, some data movement that fresh inputs send over
+ * the cells goes over a single-copy lane when repeated. */
+static void test_repeats(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = 40, m.copy_mem_bw = 10;
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    const core_coll colls[] = {CORE_COLL_BCAST,  CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE, CORE_COLL_GATHER,
+                               CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK};
+    int moved = 0, checked = 0;
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
+        for (int n = 2; n <= 8; n *= 2)
+            for (size_t bytes = 64; bytes <= 4 << 20; bytes *= 4) {
+                plan_query q = {.coll = colls[ci], .bytes = bytes, .n = n, .ppn = n, .cores = n,
+                                .window = 128 << 10, .usable = {true, true, true}};
+                plan_candidate fresh[64], same[64], either[64];
+                int kf = plan_candidates(&q, fresh, 64);
+                q.inputs = PLAN_INPUTS_UNCHANGED;
+                int ks = plan_candidates(&q, same, 64);
+                q.inputs = PLAN_INPUTS_EITHER;
+                int ke = plan_candidates(&q, either, 64);
+                CHECK(kf == ks && kf == ke && kf > 0, "%s %zu n %d: %d, %d and %d candidates", core_coll_name(q.coll),
+                      bytes, n, kf, ks, ke);
+                double best_fresh = fresh[0].ns, best_same = same[0].ns;
+                for (int i = 0; i < ke; i++) {
+                    const plan_candidate *c = &either[i];
+                    CHECK(c->unchanged_ns <= c->ns * (1 + 1e-12), "%s %zu n %d: %s over %s unchanged %g > fresh %g",
+                          core_coll_name(q.coll), bytes, n, plan_algo_name(c->algo), plan_lane_name(c->lane),
+                          c->unchanged_ns, c->ns);
+                    double want = fmax(c->ns / best_fresh, c->unchanged_ns / best_same);
+                    CHECK(close_to(c->regret, want, 1e-9), "%s %zu n %d: regret %g, want %g", core_coll_name(q.coll),
+                          bytes, n, c->regret, want);
+                    if (!c->excluded)
+                        CHECK(c->regret >= either[0].regret, "%s %zu n %d: a candidate of less regret (%g < %g)",
+                              core_coll_name(q.coll), bytes, n, c->regret, either[0].regret);
+                }
+                CHECK(either[0].regret >= 1 && !either[0].excluded, "%s %zu n %d: chosen regret %g",
+                      core_coll_name(q.coll), bytes, n, either[0].regret);
+                if (colls[ci] == CORE_COLL_REDUCE)
+                    CHECK((either[0].algo == PLAN_REDUCE_TREE) == (fresh[0].algo == PLAN_REDUCE_TREE),
+                          "reduce %zu n %d: a repeat by %s after a first call by %s", bytes, n,
+                          plan_algo_name(either[0].algo), plan_algo_name(fresh[0].algo));
+                plan_choice ch = plan_choose(&q);
+                CHECK(ch.algo == either[0].algo && ch.lane == either[0].lane && ch.inputs == PLAN_INPUTS_EITHER,
+                      "%s %zu n %d: plan_choose follows the least regret", core_coll_name(q.coll), bytes, n);
+                moved += lane_can(fresh[0].lane, LANE_CAP_STAGED) && lane_can(either[0].lane, LANE_CAP_SINGLE_COPY);
+                checked++;
+            }
+    CHECK(moved > 0, "no repeat of %d moved from the cells to a single-copy lane", checked);
+    tuning_file_done(path);
+}
+
 static void test_tables(void)
 {
     int count;
@@ -660,5 +719,6 @@ int main(void)
     test_crowded_single_copy();
     test_cache();
     test_blockwise_reads();
+    test_repeats();
     return unit_done("test_planner");
 }

@@ -193,6 +193,17 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
         check_reduce_scatter(bytes / 16 + 1, s % 2);
         check_moves(bytes, (int)((s + 1) % (size_t)n));
     }
+    /* A call of its collective's last size is a repeat, planned alike on
+     * every rank (the lanes may differ from the first call's: the results
+     * must not); another size is not. */
+    for (int call = 0; call < 3; call++) {
+        check_allreduce(call < 2 ? 777 : 778, false);
+        const plan_choice *ch = coll_last_choice();
+        plan_inputs want = call == 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
+        CHECK(n == 1 || (ch && ch->inputs == want), "rank %d/%d allreduce call %d: inputs %d, want %d", me, n, call,
+              ch ? (int)ch->inputs : -1, (int)want);
+        check_moves(40000, call % n);
+    }
     coll_team_close(&team);
     return unit_failures;
 }

@@ -98,7 +98,9 @@ int explain_main(int argc, char **argv)
     }
     if (argc < 3)
         return fail(
-            "usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES]", NULL);
+            "usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES] "
+            "[--inputs fresh|unchanged|repeat]",
+            NULL);
     int coll = core_coll_from_name(argv[1]);
     if (coll < 0 || coll == CORE_COLL_GATHERV || coll == CORE_COLL_SCATTERV || coll == CORE_COLL_ALLGATHERV ||
         coll == CORE_COLL_ALLTOALLV)
@@ -123,6 +125,16 @@ int explain_main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--window") && i + 1 < argc) {
             if (!core_parse_size(argv[++i], &q.window))
                 return fail("--window needs a size", argv[i]);
+        } else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "fresh"))
+                q.inputs = PLAN_INPUTS_FRESH;
+            else if (!strcmp(v, "unchanged"))
+                q.inputs = PLAN_INPUTS_UNCHANGED;
+            else if (!strcmp(v, "repeat"))
+                q.inputs = PLAN_INPUTS_EITHER;
+            else
+                return fail("--inputs is fresh, unchanged or repeat", v);
         } else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
             const char *list = argv[++i];
             for (int l = 0; l < LANE_COUNT; l++)
@@ -153,8 +165,13 @@ int explain_main(int argc, char **argv)
         printf("no candidate: no usable lane\n");
         return 1;
     }
-    printf("\n  %-10s %-8s %6s %9s %13s %8s %13s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)", "factor",
-           "modelled (us)");
+    bool either = c[0].regret > 0; /* a repeat, priced on both kinds of input */
+    if (q.inputs != PLAN_INPUTS_FRESH)
+        printf("inputs: %s\n", either ? "a repeat: fresh or unchanged, the least regret is chosen"
+                                      : q.inputs == PLAN_INPUTS_UNCHANGED ? "unchanged since the last call"
+                                                                           : "fresh");
+    printf("\n  %-10s %-8s %6s %9s %13s %8s %13s%s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)", "factor",
+           "modelled (us)", either ? " unchanged (us)   regret" : "");
     for (int i = 0; i < k; i++) {
         bool tree = c[i].algo == PLAN_BCAST_TREE;
         char fanout[16] = "", chunk[32] = "";
@@ -166,9 +183,12 @@ int explain_main(int argc, char **argv)
         } else if (c[i].root_share > 0) { /* what the root moves of each other block */
             snprintf(chunk, sizeof chunk, "root %.0f%%", 100 * c[i].root_share);
         }
-        printf("%c %-10s %-8s %6s %9s %13.3f %8.3f %13.3f%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
+        char both[40] = "";
+        if (either)
+            snprintf(both, sizeof both, " %14.3f %8.2f", c[i].unchanged_ns / 1e3, c[i].regret);
+        printf("%c %-10s %-8s %6s %9s %13.3f %8.3f %13.3f%s%s%s\n", i == 0 && !c[i].excluded ? '*' : ' ',
                plan_algo_name(c[i].algo), plan_lanes_label(c[i].lane, c[i].stripe), fanout, chunk,
-               c[i].formula_ns / 1e3, c[i].factor, c[i].ns / 1e3, c[i].excluded ? "   excluded by " : "",
+               c[i].formula_ns / 1e3, c[i].factor, c[i].ns / 1e3, both, c[i].excluded ? "   excluded by " : "",
                c[i].excluded ? c[i].excluded : "");
     }
     if (c[0].excluded) {
@@ -179,6 +199,17 @@ int explain_main(int argc, char **argv)
     while (next < k && (c[next].excluded ||
                         (c[next].algo == c[0].algo && c[next].lane == c[0].lane && c[next].stripe == c[0].stripe)))
         next++;
+    if (either) {
+        printf("\nchosen: %s over %s, modelled %.3f us on fresh inputs and %.3f on unchanged ones: at most %.2fx "
+               "the cheapest of either, the least regret of %d candidates",
+               plan_algo_name(c[0].algo), plan_lanes_label(c[0].lane, c[0].stripe), c[0].ns / 1e3,
+               c[0].unchanged_ns / 1e3, c[0].regret, k);
+        if (next < k)
+            printf("; the next, %s over %s, risks %.2fx", plan_algo_name(c[next].algo),
+                   plan_lanes_label(c[next].lane, c[next].stripe), c[next].regret);
+        printf(".\n");
+        return 0;
+    }
     printf("\nchosen: %s over %s, modelled %.3f us: the cheapest of %d candidates", plan_algo_name(c[0].algo),
            plan_lanes_label(c[0].lane, c[0].stripe), c[0].ns / 1e3, k);
     if (next < k)
