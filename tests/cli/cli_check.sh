@@ -31,6 +31,11 @@ expect 0 "^chosen: tree over" -- env SHOAL_ALGO=reduce:tree "$shoal" explain red
 expect 0 "excluded by SHOAL_LANES" -- env SHOAL_LANES=cells "$shoal" explain gather 1M -np 4
 expect 2 "not a collective" -- "$shoal" explain allreduse 1M
 expect 2 "not a size" -- "$shoal" explain allreduce 12Q
+expect 0 "least regret of [0-9]+ candidates" -- "$shoal" explain bcast 256K -np 2 --inputs repeat
+expect 0 "unchanged \(us\) +regret" -- "$shoal" explain allgather 1M -np 4 --inputs repeat
+expect 0 "inputs: unchanged since the last call" -- "$shoal" explain scatter 1M -np 2 --inputs unchanged
+expect 0 "excluded by the first call's grouping" -- "$shoal" explain reduce 4M -np 8 --cores 2 --inputs repeat
+expect 2 "fresh, unchanged or repeat" -- "$shoal" explain bcast 1M --inputs warm
 expect 2 "unknown command" -- "$shoal" frobnicate
 expect 0 "usage: shoal COMMAND" -- "$shoal" --help
 
