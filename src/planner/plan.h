@@ -74,7 +74,7 @@ const char *plan_lanes_label(lane_id lane, lane_id stripe);
 typedef enum {
     PLAN_INPUTS_FRESH,     /* priced as written anew: a first call, or a known fresh input */
     PLAN_INPUTS_UNCHANGED, /* priced as the very bytes the last call moved */
-    PLAN_INPUTS_EITHER,    /* a repeat (the team's last call was the same collective and size):
+    PLAN_INPUTS_EITHER,    /* a repeat (the team's last call of this collective had this size):
                               no rank knows whether the inputs changed, so the choice is the
                               candidate whose worse regret over the two states is least */
 } plan_inputs;
@@ -106,9 +106,9 @@ typedef struct plan_choice {
      * share of every other rank's block the root moves itself, after its
      * own copy, while those ranks move the rest; 0: they move it all. */
     double root_share;
-    int fanout;      /* trees: children per node */
-    size_t chunk;    /* pipelining unit, bytes */
-    double model_ns; /* the modelled time of the choice (on fresh inputs) */
+    int fanout;         /* trees: children per node */
+    size_t chunk;       /* pipelining unit, bytes */
+    double model_ns;    /* the modelled time of the choice (on fresh inputs) */
     plan_inputs inputs; /* what the inputs were priced as */
     /* v-variants: a rank whose data is at most eager_limit bytes sends it
      * with the size headers on `lane`; if any rank's data is larger, all
@@ -128,9 +128,9 @@ typedef struct plan_candidate {
     double root_share; /* as in plan_choice */
     int fanout;
     size_t chunk;
-    double formula_ns;    /* what the cost formula gives */
-    double factor;        /* the tuning file's calibration for it */
-    double ns;            /* formula_ns * factor */
+    double formula_ns; /* what the cost formula gives */
+    double factor;     /* the tuning file's calibration for it */
+    double ns;         /* formula_ns * factor */
     /* PLAN_INPUTS_EITHER: ns is the fresh price, unchanged_ns the price on
      * unchanged inputs, and regret the worse of each over its state's
      * cheapest allowed candidate (1: the best in both). Else 0. */
@@ -146,9 +146,9 @@ typedef struct plan_candidate {
 void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n);
 
 /* Every candidate for q, cheapest allowed first (PLAN_INPUTS_EITHER: least
- * regret first; reductions keep the algorithm the fresh price chooses, so
- * that a repeat on the same input gives the same bits); returns how many
- * (<= max). */
+ * regret first; a reduction keeps the grouping of the algorithm the fresh
+ * price chooses, so that a repeat on the same input gives the same bits);
+ * returns how many (<= max). */
 int plan_candidates(const plan_query *q, plan_candidate *out, int max);
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */

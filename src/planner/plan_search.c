@@ -294,7 +294,6 @@ static int priced(const plan_query *q, plan_candidate *out, int max)
     return k;
 }
 
-
 static int by_regret(const void *a, const void *b)
 {
     const plan_candidate *x = a, *y = b;
@@ -306,17 +305,18 @@ static int by_regret(const void *a, const void *b)
 }
 
 /* Reductions combine in rank order in every algorithm but reduce's tree,
- * which groups rank ranges: switching across that line changes the bits. */
+ * which groups rank ranges: switching across that line changes the bits.
+ * Every other pair of algorithms (data movement included) groups alike. */
 static bool same_grouping(plan_algo a, plan_algo b) { return (a == PLAN_REDUCE_TREE) == (b == PLAN_REDUCE_TREE); }
 
-/* The cheapest allowed candidate's price, or 0 if none. */
-static double cheapest(const plan_candidate *c, int k, int *at)
+/* The cheapest allowed candidate, or -1 if none. */
+static int cheapest(const plan_candidate *c, int k)
 {
-    double best = 0;
+    int at = -1;
     for (int i = 0; i < k; i++)
-        if (!c[i].excluded && (best == 0 || c[i].ns < best))
-            best = c[i].ns, *at = i;
-    return best;
+        if (!c[i].excluded && (at < 0 || c[i].ns < c[at].ns))
+            at = i;
+    return at;
 }
 
 /* A repeat: every candidate priced on fresh and on unchanged inputs (the
@@ -330,17 +330,12 @@ static int priced_either(const plan_query *q, plan_candidate *out, int max)
     same_q.inputs = PLAN_INPUTS_UNCHANGED;
     int k = priced(&fresh_q, out, max);
     int k_same = priced(&same_q, same, max < 64 ? max : 64);
-    int at = 0, unused = 0;
-    double best_fresh = cheapest(out, k, &at), best_same = cheapest(same, k_same, &unused);
-    bool reduction = q->coll == CORE_COLL_REDUCE || q->coll == CORE_COLL_ALLREDUCE ||
-                     q->coll == CORE_COLL_REDUCE_SCATTER_BLOCK || q->coll == CORE_COLL_REDUCE_SCATTER;
-    plan_algo fresh_algo = out[at].algo;
+    int at = cheapest(out, k), at_same = cheapest(same, k_same);
     for (int i = 0; i < k; i++) {
         out[i].unchanged_ns = i < k_same ? same[i].ns : out[i].ns;
-        out[i].regret = best_fresh > 0 && best_same > 0
-                            ? maxd(out[i].ns / best_fresh, out[i].unchanged_ns / best_same)
-                            : 1;
-        if (!out[i].excluded && reduction && best_fresh > 0 && !same_grouping(out[i].algo, fresh_algo))
+        out[i].regret =
+            at >= 0 && at_same >= 0 ? maxd(out[i].ns / out[at].ns, out[i].unchanged_ns / same[at_same].ns) : 1;
+        if (!out[i].excluded && at >= 0 && !same_grouping(out[i].algo, out[at].algo))
             out[i].excluded = "the first call's grouping (a repeat gives the same bits)";
     }
     return k;
@@ -365,9 +360,12 @@ plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
     lane_id every_team = lane_every_team();
-    plan_choice ch = {
-        .lane = every_team, .stripe = LANE_COUNT, .fanout = 4, .chunk = 256 * 1024, .large_lane = every_team,
-        .inputs = q->inputs};
+    plan_choice ch = {.lane = every_team,
+                      .stripe = LANE_COUNT,
+                      .fanout = 4,
+                      .chunk = 256 * 1024,
+                      .large_lane = every_team,
+                      .inputs = q->inputs};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the lane every team has (or the forced lane); the lane for large

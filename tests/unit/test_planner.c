@@ -599,14 +599,20 @@ static void test_repeats(void)
     m.copy_bw = 40, m.copy_mem_bw = 10;
     CHECK(plan_model_save(&m, path) == 0, "save");
     plan_model_reload();
-    const core_coll colls[] = {CORE_COLL_BCAST,  CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE, CORE_COLL_GATHER,
-                               CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL, CORE_COLL_REDUCE_SCATTER_BLOCK};
+    const core_coll colls[] = {
+        CORE_COLL_BCAST,   CORE_COLL_REDUCE,    CORE_COLL_ALLREDUCE, CORE_COLL_GATHER,
+        CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL,  CORE_COLL_REDUCE_SCATTER_BLOCK};
     int moved = 0, checked = 0;
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
         for (int n = 2; n <= 8; n *= 2)
             for (size_t bytes = 64; bytes <= 4 << 20; bytes *= 4) {
-                plan_query q = {.coll = colls[ci], .bytes = bytes, .n = n, .ppn = n, .cores = n,
-                                .window = 128 << 10, .usable = {true, true, true}};
+                plan_query q = {.coll = colls[ci],
+                                .bytes = bytes,
+                                .n = n,
+                                .ppn = n,
+                                .cores = n,
+                                .window = 128 << 10,
+                                .usable = {true, true, true}};
                 plan_candidate fresh[64], same[64], either[64];
                 int kf = plan_candidates(&q, fresh, 64);
                 q.inputs = PLAN_INPUTS_UNCHANGED;

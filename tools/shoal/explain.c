@@ -168,8 +168,8 @@ int explain_main(int argc, char **argv)
     bool either = c[0].regret > 0; /* a repeat, priced on both kinds of input */
     if (q.inputs != PLAN_INPUTS_FRESH)
         printf("inputs: %s\n", either ? "a repeat: fresh or unchanged, the least regret is chosen"
-                                      : q.inputs == PLAN_INPUTS_UNCHANGED ? "unchanged since the last call"
-                                                                           : "fresh");
+                               : q.inputs == PLAN_INPUTS_UNCHANGED ? "unchanged since the last call"
+                                                                   : "fresh");
     printf("\n  %-10s %-8s %6s %9s %13s %8s %13s%s\n", "algorithm", "lane", "fanout", "chunk", "formula (us)", "factor",
            "modelled (us)", either ? " unchanged (us)   regret" : "");
     for (int i = 0; i < k; i++) {
