@@ -6,7 +6,8 @@
  * a waiter that saw the post. No lock and no read-modify-write on the hot
  * path: the owner stores, readers load.
  *
- * Waiting spins briefly, then yields, then sleeps on a futex. A waiter that
+ * Waiting spins briefly (not at all where ranks take turns on cores), then
+ * yields for a while, then sleeps on a futex. A waiter that
  * sleeps announces itself in the flag's second cache line; the owner wakes it
  * after posting. While asleep the waiter checks now and then that the owner
  * is still alive, and ends the job with a message if it died (core_fatal). */
@@ -29,9 +30,9 @@ _Static_assert(sizeof(core_flag) == CORE_FLAG_STRIDE, "a flag takes two pairs of
 
 /* How a rank waits; derived once from the oversubscription of the node. */
 typedef struct core_wait_policy {
-    long spin;     /* polls before the first yield */
-    int yields;    /* sched_yield rounds before sleeping */
-    long sleep_ns; /* one futex sleep, before looking again */
+    long spin;         /* polls before the first yield */
+    uint64_t yield_ns; /* how long to yield before sleeping */
+    long sleep_ns;     /* one futex sleep, before looking again */
     /* Posts fence before looking for sleepers, so that no wake-up is ever
      * missed. Worth its cost (the wait for the flag line's ownership) only
      * where waiters sleep often: when ranks take turns on cores. Without it

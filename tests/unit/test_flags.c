@@ -61,14 +61,14 @@ static void on_fatal(void) { _exit(42); }
 int main(void)
 {
     /* Spinning, as when each rank has a core. */
-    core_wait_policy spin = {.spin = 1000000, .yields = 16, .sleep_ns = 1000000};
+    core_wait_policy spin = {.spin = 1000000, .yield_ns = 20000, .sleep_ns = 1000000};
     shared *s = map_shared();
     CHECK(ping_pong(s, spin, 20000) == 0, "spinning ping-pong saw a payload before its post");
     CHECK(core_flag_read(&s->ping) == 20000 && core_flag_read(&s->pong) == 20000, "final epochs");
 
     /* No spinning, no yielding: every wait goes to sleep on the futex and
      * must be woken by the post (oversubscribed nodes). */
-    core_wait_policy sleepy = {.spin = 0, .yields = 0, .sleep_ns = 20000000, .fence_posts = true};
+    core_wait_policy sleepy = {.spin = 0, .yield_ns = 0, .sleep_ns = 20000000, .fence_posts = true};
     s = map_shared();
     uint64_t t_sleepy = core_now_ns();
     CHECK(ping_pong(s, sleepy, 3000) == 0, "sleeping ping-pong saw a payload before its post");
@@ -80,7 +80,7 @@ int main(void)
 
     /* Unfenced posts with sleeping waiters: still correct, a missed wake-up
      * costs one short sleep slice at most. */
-    core_wait_policy unfenced = {.spin = 0, .yields = 0, .sleep_ns = 1000000, .fence_posts = false};
+    core_wait_policy unfenced = {.spin = 0, .yield_ns = 0, .sleep_ns = 1000000, .fence_posts = false};
     s = map_shared();
     CHECK(ping_pong(s, unfenced, 2000) == 0, "unfenced ping-pong saw a payload before its post");
 
