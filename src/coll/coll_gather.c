@@ -53,7 +53,10 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
         }
     }
     if (v) {
-        coll_move_v(t, &ch, &m);
+        for (int p = 0; me == root && p < n; p++)
+            if (p != root)
+                m.max_len = max_size(m.max_len, rbytes[p]);
+        coll_move_v(t, &ch, &m, root);
     } else {
         m.max_len = plan_bytes;
         coll_move_chosen(t, &ch, &m);

@@ -58,9 +58,14 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
  * every transfer's first plan.stripe_share on the two-sided stripe lane, the
  * rest on the single-copy lane, both in one round. */
 void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
-/* The same when max_len is known to no rank: the sizes travel first, with
- * the data where it is small (see plan_choice.eager_limit). */
-void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m);
+/* The same when max_len is not known to every rank: the sizes travel first,
+ * with the data where it is small (see plan_choice.eager_limit). sizes_at:
+ * the one rank that knows every rank's slots, m->max_len valid there, which
+ * alone publishes them, so that it waits for no one and the others for it
+ * alone: a root that is the only rank to expose (scatterv) or that exposes
+ * nothing while every other rank exposes one slot (gatherv); -1: no rank
+ * knows, every rank publishes its own. */
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at);
 
 /* Every rank a block of bytes, rank p's at p * bytes: n sizes, then n
  * offsets, then extra bytes for the caller, in the team's temporary space. */

@@ -29,6 +29,12 @@ coll_xfer *coll_xfers(coll_team *t) { return t->xfers; }
 /* Slot holding a rank's header in coll_move_v: {fits, longest slot}. */
 static int header_slot(const coll_team *t) { return t->lane.nslots - 1; }
 
+/* Bytes a rank may expose in coll_move_v's header round. */
+static size_t eager_room(const coll_team *t, const coll_choice *ch)
+{
+    return min_size(ch->plan.eager_limit, ch->lane->window(&t->lane));
+}
+
 /* Transfers the part of each xfer that lies in [lo, hi) of its slot; the
  * slot's bytes from lo on are what the owner exposed this round. */
 static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, size_t lo, size_t hi, uint64_t exposed)
@@ -173,44 +179,69 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m)
         coll_move(t, ch->lane, m);
 }
 
-void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m)
+/* Whether a rank's own exposures fit its header round. */
+static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_moves *m, size_t *longest)
+{
+    size_t need = 0;
+    *longest = 0;
+    for (int i = 0; i < m->nout; i++) {
+        need += core_align_up(m->out[i].len, CORE_CACHELINE);
+        *longest = max_size(*longest, m->out[i].len);
+    }
+    return need + CORE_CACHELINE <= eager_room(t, ch);
+}
+
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at)
 {
     /* Lanes without a window need no agreement on rounds. */
     if (ch->lane->single_copy || ch->lane->two_sided) {
         coll_move(t, ch->lane, m);
         return;
     }
-    /* Header round: every rank publishes its longest slot and, when all of
-     * its data is small, the data itself. */
-    size_t need = 0, longest = 0;
-    for (int i = 0; i < m->nout; i++) {
-        need += core_align_up(m->out[i].len, CORE_CACHELINE);
-        longest = max_size(longest, m->out[i].len);
-    }
-    bool eager = need + CORE_CACHELINE <= min_size(ch->plan.eager_limit, ch->lane->window(&t->lane));
+    /* Header round: a rank whose data is small exposes it at once; the
+     * headers, {all of it went eager, longest slot}, say whether the data
+     * has arrived or a sized move follows. */
+    size_t longest;
+    bool eager = fits_eager(t, ch, m, &longest);
     coll_round_begin(t, true);
     if (eager)
         for (int i = 0; i < m->nout; i++)
             ch->lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
-    lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
-    hdr->addr = eager;
-    hdr->len = longest;
-    uint64_t exposed = coll_next_epoch(t);
-    coll_post(t, exposed);
+    if (sizes_at < 0 || sizes_at == t->me) {
+        lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
+        /* The knowing rank answers for all. It is a root: the only rank
+         * that exposes (scatterv), or one that exposes nothing while every
+         * other exposes one slot of at most max_len bytes (gatherv). */
+        bool others_fit = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
+        hdr->addr = sizes_at < 0 || m->nout > 0 ? eager : others_fit;
+        hdr->len = sizes_at < 0 ? longest : m->max_len;
+    }
+    /* One post where one says it all, as in coll_move: the knowing rank
+     * that reads nothing (scatterv's root) is done once it has published. */
+    bool publishes = m->nout > 0 || sizes_at < 0 || sizes_at == t->me;
+    bool reads = m->nxfer > 0 || sizes_at != t->me;
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    if (!reads)
+        coll_post(t, done);
+    else if (publishes)
+        coll_post(t, exposed);
     copy_self(m);
-    coll_wait_all(t, exposed);
 
     bool all_eager = true;
     size_t max_len = 0;
-    for (int p = 0; p < t->n; p++) {
+    for (int i = 0; i < t->n; i++) {
+        int p = coll_rank_plus(t->me, i, t->n);
+        if (sizes_at >= 0 && p != sizes_at)
+            continue;
+        coll_wait(t, p, exposed);
         const lane_slot *h = lane_slot_at(&t->lane, p, header_slot(t));
         all_eager = all_eager && h->addr;
         max_len = max_size(max_len, h->len);
     }
     if (all_eager)
         run_xfers(t, ch->lane, m, 0, SIZE_MAX, exposed);
-    uint64_t done = coll_next_epoch(t);
-    coll_post(t, done);
+    if (reads)
+        coll_post(t, done);
     coll_round_end(t, done);
     if (all_eager)
         return;

@@ -44,10 +44,14 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
             m.only_peer = root;
         }
     }
-    if (coll == CORE_COLL_SCATTERV)
-        coll_move_v(t, &ch, &m);
-    else
+    if (coll == CORE_COLL_SCATTERV) {
+        for (int p = 0; me == root && p < n; p++)
+            if (p != root)
+                m.max_len = max_size(m.max_len, sbytes[p]);
+        coll_move_v(t, &ch, &m, root);
+    } else {
         coll_move_chosen(t, &ch, &m);
+    }
 }
 
 void coll_scatter(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root)
