@@ -1,5 +1,6 @@
 /* The flag protocol between two processes: ordering of data and posts,
  * waking a sleeping waiter, and ending instead of hanging on a dead peer. */
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,24 @@ int main(void)
     shared *s = map_shared();
     CHECK(ping_pong(s, spin, 20000) == 0, "spinning ping-pong saw a payload before its post");
     CHECK(core_flag_read(&s->ping) == 20000 && core_flag_read(&s->pong) == 20000, "final epochs");
+
+    /* Taking turns on one core, with the policy shoal picks there: no
+     * polling, yielding before sleeping. Both sides pinned to one CPU still
+     * see every payload in order. */
+    core_wait_policy turns = core_wait_policy_for(2, 1);
+    CHECK(turns.spin == 0 && turns.yield_ns > 0, "ranks taking turns poll (%ld) or never yield", turns.spin);
+    cpu_set_t was, one;
+    CHECK(sched_getaffinity(0, sizeof was, &was) == 0, "sched_getaffinity");
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "pinning to one CPU");
+    s = map_shared();
+    CHECK(ping_pong(s, turns, 20000) == 0, "ping-pong on one CPU saw a payload before its post");
+    CHECK(sched_setaffinity(0, sizeof was, &was) == 0, "unpinning");
 
     /* No spinning, no yielding: every wait goes to sleep on the futex and
      * must be woken by the post (oversubscribed nodes). */
