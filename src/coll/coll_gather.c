@@ -53,9 +53,8 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
         }
     }
     if (v) {
-        for (int p = 0; me == root && p < n; p++)
-            if (p != root)
-                m.max_len = max_size(m.max_len, rbytes[p]);
+        if (me == root)
+            m.max_len = coll_longest_but(rbytes, n, root);
         coll_move_v(t, &ch, &m, root);
     } else {
         m.max_len = plan_bytes;

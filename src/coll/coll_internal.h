@@ -67,6 +67,16 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
  * knows, every rank publishes its own. */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at);
 
+/* The largest of sizes[0..n) but sizes[skip]'s: what a root's peers move. */
+static inline size_t coll_longest_but(const size_t *sizes, int n, int skip)
+{
+    size_t longest = 0;
+    for (int p = 0; p < n; p++)
+        if (p != skip)
+            longest = max_size(longest, sizes[p]);
+    return longest;
+}
+
 /* Every rank a block of bytes, rank p's at p * bytes: n sizes, then n
  * offsets, then extra bytes for the caller, in the team's temporary space. */
 size_t *coll_uniform_blocks(coll_team *t, size_t bytes, size_t extra);

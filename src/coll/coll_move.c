@@ -207,18 +207,21 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int s
     if (eager)
         for (int i = 0; i < m->nout; i++)
             ch->lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
-    if (sizes_at < 0 || sizes_at == t->me) {
+    bool answers = sizes_at < 0 || sizes_at == t->me; /* publishes a header */
+    if (answers) {
         lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
         /* The knowing rank answers for all. It is a root: the only rank
          * that exposes (scatterv), or one that exposes nothing while every
          * other exposes one slot of at most max_len bytes (gatherv). */
-        bool others_fit = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
-        hdr->addr = sizes_at < 0 || m->nout > 0 ? eager : others_fit;
+        if (sizes_at < 0 || m->nout > 0)
+            hdr->addr = eager;
+        else
+            hdr->addr = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
         hdr->len = sizes_at < 0 ? longest : m->max_len;
     }
     /* One post where one says it all, as in coll_move: the knowing rank
      * that reads nothing (scatterv's root) is done once it has published. */
-    bool publishes = m->nout > 0 || sizes_at < 0 || sizes_at == t->me;
+    bool publishes = m->nout > 0 || answers;
     bool reads = m->nxfer > 0 || sizes_at != t->me;
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
     if (!reads)

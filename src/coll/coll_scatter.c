@@ -45,9 +45,8 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         }
     }
     if (coll == CORE_COLL_SCATTERV) {
-        for (int p = 0; me == root && p < n; p++)
-            if (p != root)
-                m.max_len = max_size(m.max_len, sbytes[p]);
+        if (me == root)
+            m.max_len = coll_longest_but(sbytes, n, root);
         coll_move_v(t, &ch, &m, root);
     } else {
         coll_move_chosen(t, &ch, &m);
