@@ -11,6 +11,22 @@ static CORE_THREAD_LOCAL bool have_last_choice;
 const plan_choice *coll_last_choice(void) { return have_last_choice ? &last_choice : NULL; }
 void coll_forget_choice(void) { have_last_choice = false; }
 
+/* The first entry of the cache set that holds a key. The bytes are mixed
+ * well: sizes are mostly powers of two, whose low bits are all zero. */
+static coll_plan_entry *plan_set(coll_team *t, core_coll coll, size_t bytes, plan_inputs inputs)
+{
+    uint64_t h =
+        ((uint64_t)bytes * 4 + (uint64_t)inputs) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)coll + 1) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    return &t->plan_cache[(h % COLL_PLAN_SETS) * COLL_PLAN_WAYS];
+}
+
+/* When an entry was last used; 0 if it is empty or was priced under other
+ * settings or figures. */
+static uint64_t last_use(const coll_plan_entry *e, unsigned gen) { return e->generation == gen ? e->used : 0; }
+
 /* The cached choice: a pointer into the team's cache, valid until the next
  * call (returning the struct would copy it once more on every call). */
 static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
@@ -19,10 +35,17 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
     plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
     t->last_bytes[coll] = bytes + 1;
-    size_t slot = ((size_t)coll * 2654435761u ^ bytes * 40503u ^ (bytes >> 12) ^ (size_t)inputs) % COLL_PLAN_CACHE;
-    coll_plan_entry *e = &t->plan_cache[slot];
-    if (e->generation == gen && e->coll == coll && e->bytes == bytes && e->inputs == inputs)
-        return &e->choice;
+    coll_plan_entry *set = plan_set(t, coll, bytes, inputs), *victim = set;
+    uint64_t now = ++t->plan_clock;
+    for (int w = 0; w < COLL_PLAN_WAYS; w++) {
+        coll_plan_entry *e = &set[w];
+        if (e->generation == gen && e->coll == coll && e->bytes == bytes && e->inputs == inputs) {
+            e->used = now;
+            return &e->choice;
+        }
+        if (last_use(e, gen) < last_use(victim, gen))
+            victim = e;
+    }
     plan_query q = {
         .coll = coll,
         .bytes = bytes,
@@ -35,9 +58,11 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
     for (int l = 0; l < LANE_COUNT; l++)
         q.usable[l] = t->lanes[l] != NULL;
     plan_choice ch = plan_choose(&q);
+    t->plans_priced++;
     /* The model may have been read just now: take its generation after. */
-    *e = (coll_plan_entry){core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, ch};
-    return &e->choice;
+    *victim = (coll_plan_entry){
+        core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, now, ch};
+    return &victim->choice;
 }
 
 coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)

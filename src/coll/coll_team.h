@@ -42,13 +42,19 @@ struct coll_out;
 struct coll_xfer;
 
 /* The planner's recent decisions on this team: pricing every candidate costs
- * more than a small collective, and programs repeat their sizes. */
-#define COLL_PLAN_CACHE 64
+ * more than a small collective (microseconds), and programs repeat their
+ * sizes. Sets of COLL_PLAN_WAYS entries, the least recently used replaced:
+ * a benchmark or a solver alternates a few calls, which must not evict each
+ * other (direct-mapped, OSU's gather of 16 KiB and the barrier between its
+ * calls shared a slot, and both were priced anew on every call). */
+#define COLL_PLAN_SETS 16
+#define COLL_PLAN_WAYS 4
 typedef struct coll_plan_entry {
     unsigned generation; /* of configuration and model together; 0: empty */
     core_coll coll;
     size_t bytes;
     plan_inputs inputs;
+    uint64_t used; /* the team's plan_clock at its last use */
     plan_choice choice;
 } coll_plan_entry;
 
@@ -69,7 +75,9 @@ typedef struct coll_team {
     core_wait_policy wait;
     int node_ranks; /* ranks of the whole job on this node (ppn) */
     int node_cores; /* cores those ranks run on */
-    coll_plan_entry plan_cache[COLL_PLAN_CACHE];
+    coll_plan_entry plan_cache[COLL_PLAN_SETS * COLL_PLAN_WAYS];
+    uint64_t plan_clock;   /* cache lookups made */
+    uint64_t plans_priced; /* lookups that missed and asked the planner */
     /* The size of each collective's last call, plus one (0: none yet), the
      * same on every rank (every rank plans every collective of the team):
      * a call of the same size is a repeat, whose inputs may be the very

@@ -173,6 +173,29 @@ static void check_moves(size_t bytes, int root)
     free(sb), free(sv), free(rv), free(s), free(r);
 }
 
+/* A benchmark's loop, a gather and a barrier in turn at each size, prices
+ * each call's plan at most twice per size (its first call and its first
+ * repeat); after that every call finds its plan in the cache, whatever the
+ * size (two of these sizes once shared a slot with the barrier and evicted
+ * it on every call). */
+static void check_plan_cache(void)
+{
+    char *in = calloc(1, 1 << 16), *out = calloc((size_t)n, 1 << 16);
+    for (size_t bytes = 1024; bytes <= (1 << 16); bytes += 1024) {
+        uint64_t before = team.plans_priced;
+        for (int call = 0; call < 4; call++) {
+            if (call == 2)
+                before = team.plans_priced;
+            coll_gather(&team, in, bytes, out, 0);
+            coll_barrier(&team);
+        }
+        CHECK(team.plans_priced == before,
+              "rank %d/%d: a gather of %zu bytes between barriers priced %llu plans on its 3rd and 4th calls", me, n,
+              bytes, (unsigned long long)(team.plans_priced - before));
+    }
+    free(in), free(out);
+}
+
 /* One process of the team: every check under one lane / algorithm setting. */
 static int run_rank(core_segment *seg, const char *lanes, const char *algo, int cores)
 {
@@ -204,6 +227,7 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
               ch ? (int)ch->inputs : -1, (int)want);
         check_moves(40000, call % n);
     }
+    check_plan_cache();
     coll_team_close(&team);
     return unit_failures;
 }
