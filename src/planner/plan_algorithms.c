@@ -43,17 +43,20 @@ double plan_root_share(const pricing *p, plan_algo a, lane_id l)
         ((a == PLAN_MOVE_PUSH && q->coll == CORE_COLL_GATHER) || (a == PLAN_MOVE_PULL && q->coll == CORE_COLL_SCATTER));
     if (!shares || node_share(p) > 1)
         return 0;
-    double lo = 0, hi = 0.5;
-    if (root_side_ns(p, l, lo) >= others_side_ns(p, l, lo))
+    /* The largest k below 32 at which the root's side still ends first at
+     * share k/64: a bisection over whole 64ths, as each call of this size
+     * that misses the plan cache pays for it. */
+    if (root_side_ns(p, l, 0) >= others_side_ns(p, l, 0))
         return 0;
-    for (int i = 0; i < 20; i++) {
-        double mid = (lo + hi) / 2;
-        if (root_side_ns(p, l, mid) < others_side_ns(p, l, mid))
+    int lo = 0, hi = 32;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (root_side_ns(p, l, mid / 64.0) < others_side_ns(p, l, mid / 64.0))
             lo = mid;
         else
             hi = mid;
     }
-    double r = floor(lo * 64) / 64;
+    double r = lo / 64.0;
     return root_shared_ns(p, l, r) < root_shared_ns(p, l, 0) ? r : 0;
 }
 
