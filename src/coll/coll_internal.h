@@ -60,12 +60,17 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
 void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
 /* The same when max_len is not known to every rank: the sizes travel first,
  * with the data where it is small (see plan_choice.eager_limit). sizes_at:
- * the one rank that knows every rank's slots, m->max_len valid there, which
- * alone publishes them, so that it waits for no one and the others for it
- * alone: a root that is the only rank to expose (scatterv) or that exposes
- * nothing while every other rank exposes one slot (gatherv); -1: no rank
- * knows, every rank publishes its own. */
+ * the one rank that knows every rank's slot size, m->max_len valid there,
+ * which alone publishes them, so that the others wait for it alone: a root
+ * that exposes nothing while every other rank exposes one slot (gatherv);
+ * -1: no rank knows, every rank publishes its own. */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at);
+/* The same where the root alone exposes, slot p holding rank p's block,
+ * and alone knows the sizes (scatterv): on a windowed lane its slot 0
+ * carries the sizes and, where they fit, every block packed, so that a
+ * rank reads one note (small blocks sit inside it); else a sized move
+ * follows. */
+void coll_move_from_root(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
 
 /* The largest of sizes[0..n) but sizes[skip]'s: what a root's peers move. */
 static inline size_t coll_longest_but(const size_t *sizes, int n, int skip)

@@ -210,17 +210,16 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int s
     bool answers = sizes_at < 0 || sizes_at == t->me; /* publishes a header */
     if (answers) {
         lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
-        /* The knowing rank answers for all. It is a root: the only rank
-         * that exposes (scatterv), or one that exposes nothing while every
-         * other exposes one slot of at most max_len bytes (gatherv). */
-        if (sizes_at < 0 || m->nout > 0)
+        /* The knowing rank answers for all: a root that exposes nothing
+         * while every other rank exposes one slot of at most max_len bytes. */
+        if (sizes_at < 0)
             hdr->addr = eager;
         else
             hdr->addr = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
         hdr->len = sizes_at < 0 ? longest : m->max_len;
     }
-    /* One post where one says it all, as in coll_move: the knowing rank
-     * that reads nothing (scatterv's root) is done once it has published. */
+    /* One post where one says it all, as in coll_move (a root alone in
+     * its team reads nothing). */
     bool publishes = m->nout > 0 || answers;
     bool reads = m->nxfer > 0 || sizes_at != t->me;
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
@@ -251,6 +250,72 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int s
 
     coll_moves sized = *m;
     sized.max_len = max_len;
+    sized.self_len = 0; /* done above */
+    coll_move(t, ch->large_lane, &sized);
+}
+
+/* coll_move_from_root's slot 0 on the root: this header, then one offset
+ * per rank (where its block starts in the slot), then the blocks, packed. */
+typedef struct root_header {
+    uint64_t packed;  /* the blocks follow; else a sized move does */
+    uint64_t longest; /* the longest block of a rank but the root */
+} root_header;
+
+static size_t root_slot_bytes(int n) { return sizeof(root_header) + (size_t)n * sizeof(uint64_t); }
+
+void coll_move_from_root(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
+{
+    if (ch->lane->single_copy || ch->lane->two_sided) {
+        coll_move(t, ch->lane, m);
+        return;
+    }
+    const lane_ops *lane = ch->lane;
+    int n = t->n;
+    bool is_root = t->me == root;
+    root_header h = {0, 0};
+    coll_round_begin(t, is_root);
+    if (is_root) {
+        size_t table = root_slot_bytes(n), blocks = 0;
+        for (int i = 0; i < m->nout; i++) {
+            blocks += m->out[i].len;
+            h.longest = max_size(h.longest, m->out[i].len);
+        }
+        h.packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch);
+        char *slot = coll_temp(t, table + (h.packed ? blocks : 0));
+        uint64_t *offsets = (uint64_t *)(slot + sizeof h);
+        memcpy(slot, &h, sizeof h);
+        size_t at = table;
+        for (int i = 0; i < m->nout; i++) {
+            const coll_out *o = &m->out[i]; /* slot o->slot: rank o->slot's block */
+            offsets[o->slot] = at;
+            if (h.packed && o->len)
+                memcpy(slot + at, o->buf, o->len);
+            at += h.packed ? o->len : 0;
+        }
+        lane->expose(&t->lane, 0, slot, at);
+    }
+    /* One post each: the root reads nothing, the others expose nothing. */
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    if (is_root)
+        coll_post(t, done);
+    copy_self(m);
+    if (!is_root) {
+        coll_wait_exposed(t, lane, root, 0, exposed);
+        lane->fetch(&t->lane, root, 0, 0, &h, sizeof h);
+        for (int i = 0; h.packed && i < m->nxfer; i++) {
+            const coll_xfer *x = &m->xfer[i];
+            uint64_t at;
+            lane->fetch(&t->lane, root, 0, sizeof h + (size_t)x->slot * sizeof at, &at, sizeof at);
+            lane->fetch(&t->lane, root, 0, at + x->off, x->buf, x->len);
+        }
+        coll_post(t, done);
+    }
+    coll_round_end(t, done);
+    if (h.packed)
+        return;
+    /* Every rank learnt the longest block from the root's header. */
+    coll_moves sized = *m;
+    sized.max_len = h.longest;
     sized.self_len = 0; /* done above */
     coll_move(t, ch->large_lane, &sized);
 }

@@ -45,9 +45,7 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         }
     }
     if (coll == CORE_COLL_SCATTERV) {
-        if (me == root)
-            m.max_len = coll_longest_but(sbytes, n, root);
-        coll_move_v(t, &ch, &m, root);
+        coll_move_from_root(t, &ch, &m, root);
     } else {
         coll_move_chosen(t, &ch, &m);
     }
