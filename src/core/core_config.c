@@ -127,6 +127,26 @@ static const core_setting settings[] = {
      .description = "a communicator's first N collectives go to the host MPI; shoal builds its shared memory for "
                     "it at the next, so communicators used only a few times cost nothing (`0`: from the first). A "
                     "floating-point reduction ends the warm-up at once"},
+    {.name = "SHOAL_ACROSS_NODES",
+     .kind = CORE_SETTING_BOOL,
+     FIELD(across_nodes),
+     .value = 1,
+     .shared = true,
+     .default_text = "`1`",
+     .description = "a communicator spanning several nodes runs its barrier, bcast, reduce and allreduce in two "
+                    "levels: inside each node on shoal's lanes, between nodes by the host MPI on one rank per "
+                    "node (`0`: the host MPI runs them whole)"},
+    {.name = "SHOAL_NODE_CLIQUES",
+     .kind = CORE_SETTING_INT,
+     FIELD(node_cliques),
+     .value = 1,
+     .lo = 1,
+     .hi = 1024,
+     .shared = true,
+     .default_text = "`1`",
+     .description = "for tests: split each node's ranks of a communicator into this many pretend nodes (local "
+                    "rank modulo N), so the two-level collectives run on one host, as MPICH's "
+                    "`MPIR_CVAR_NUM_CLIQUES` does"},
     {.name = "SHOAL_CMA",
      .kind = CORE_SETTING_CHOICE,
      FIELD(cma),

@@ -59,6 +59,8 @@ typedef struct core_config {
     double timeout_s;        /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
     long comm_warmup;        /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
                                     shoal builds its state */
+    bool across_nodes;       /* SHOAL_ACROSS_NODES: communicators spanning nodes run in two levels */
+    long node_cliques;       /* SHOAL_NODE_CLIQUES: split each node's ranks into this many pretend nodes */
     char lanes[64];          /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[1024];         /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
     char tuning_file[1024];  /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */

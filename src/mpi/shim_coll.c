@@ -11,22 +11,30 @@
 #include "shim_coll.h"
 #include "shim_comm.h"
 #include "shim_init.h"
+#include "shim_nodes.h"
 #include "shim_types.h"
 
 /* The team of comm when shoal handles collective c there, else NULL.
+ * *out: comm's state when shoal handles c there (a communicator spanning
+ * nodes has no team: its collectives are shim_nodes'), else NULL.
  * at_once: take comm over now, even during its warm-up. */
 static coll_team *team_for(core_coll c, MPI_Comm comm, shim_comm **out, const char *doing, bool at_once)
 {
     coll_forget_choice(); /* until the planner chooses, the call is the host MPI's */
+    *out = NULL;
     if (!shim_wants(c) || comm == MPI_COMM_NULL)
         return NULL;
-    shim_comm *sc = at_once ? shim_comm_team_now(comm) : shim_comm_team(comm);
+    shim_comm *sc = shim_comm_taken(comm, at_once);
     if (!sc)
         return NULL;
-    sc->team.doing = doing;
     *out = sc;
+    if (sc->mode == SHIM_NODES)
+        return NULL;
+    sc->team.doing = doing;
     return &sc->team;
 }
+
+static bool spans_nodes(const shim_comm *sc) { return sc && sc->mode == SHIM_NODES; }
 
 /* ---- barrier, bcast ---- */
 
@@ -35,7 +43,7 @@ bool shim_barrier_by_shoal(MPI_Comm comm, const char *name)
     shim_comm *sc;
     coll_team *t = team_for(CORE_COLL_BARRIER, comm, &sc, name, false);
     if (!t)
-        return false;
+        return spans_nodes(sc) && shim_nodes_barrier(sc);
     coll_barrier(t);
     return true;
 }
@@ -45,8 +53,10 @@ bool shim_bcast_by_shoal(void *buf, MPI_Count count, MPI_Datatype type, int root
     shim_comm *sc;
     shim_layout l;
     coll_team *t = team_for(CORE_COLL_BCAST, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size || !shim_layout_of(type, &l) || !shim_takes(&l, count) ||
-        buf == MPI_IN_PLACE || shim_bad_pointer(buf, &l, count))
+    if (!t)
+        return spans_nodes(sc) && shim_nodes_bcast(sc, buf, count, type, root);
+    if (root < 0 || root >= sc->size || !shim_layout_of(type, &l) || !shim_takes(&l, count) || buf == MPI_IN_PLACE ||
+        shim_bad_pointer(buf, &l, count))
         return false;
     size_t bytes = (size_t)count * l.size;
     if (l.dense) {
@@ -131,7 +141,9 @@ bool shim_reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dat
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || root < 0 || root >= sc->size || !reduction_takes(ct, count, 1))
+    if (!t)
+        return spans_nodes(sc) && shim_nodes_reduce(sc, sbuf, rbuf, count, type, op, root);
+    if (root < 0 || root >= sc->size || !reduction_takes(ct, count, 1))
         return false;
     bool is_root = sc->rank == root;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -152,7 +164,9 @@ bool shim_allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_ALLREDUCE, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (!t)
+        return spans_nodes(sc) && shim_nodes_allreduce(sc, sbuf, rbuf, count, type, op);
+    if (!reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     if (count)
         run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "shim_comm.h"
 #include "shim_host_lane.h"
 #include "shim_init.h"
+#include "shim_nodes.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -186,8 +187,24 @@ void shim_comm_setup_keyval(void)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &keyval, NULL);
 }
 
+/* The oldest communicator spanning nodes whose node part is still open, or NULL. */
+static shim_comm *oldest_open_nodes(void)
+{
+    shim_comm *found = NULL;
+    pthread_mutex_lock(&comms_lock);
+    for (shim_comm *sc = all_comms; sc; sc = sc->next)
+        if (sc->mode == SHIM_NODES && sc->nodes.where)
+            found = sc;
+    pthread_mutex_unlock(&comms_lock);
+    return found;
+}
+
 void shim_comm_release_all(void)
 {
+    /* Communicators spanning nodes first, oldest first (the same order on
+     * every rank): closing one frees its node part, and that part's state. */
+    for (shim_comm *sc; (sc = oldest_open_nodes());)
+        shim_nodes_close(&sc->nodes);
     /* Collective frees first, in the same order on every rank (creation). */
     pthread_mutex_lock(&comms_lock);
     int count = 0;
@@ -223,7 +240,10 @@ void shim_comm_forget(MPI_Comm comm)
     if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
         return;
     if (PMPI_Comm_get_attr(comm, keyval, &value, &found) == MPI_SUCCESS && found) {
-        shim_host_release(&((shim_comm *)value)->host); /* collective, like the free */
+        shim_comm *sc = value;
+        shim_host_release(&sc->host); /* collective, like the free */
+        if (sc->mode == SHIM_NODES)
+            shim_nodes_close(&sc->nodes);
         PMPI_Comm_delete_attr(comm, keyval);
     }
 }
@@ -310,16 +330,26 @@ static void take_over(shim_comm *sc)
         free(a.adopt);
         core_log_debug(1, "communicator of %d ranks: adopted the team of a freed one", sc->size);
     } else {
-        MPI_Comm node;
+        MPI_Comm node = shim_node_part(comm);
         int node_size = 0;
-        PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
         PMPI_Comm_size(node, &node_size);
-        PMPI_Comm_free(&node);
         if (node_size != sc->size) {
             /* Every node sees a node part smaller than comm: all agree. */
-            core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI", sc->size);
+            if (!a.same_plans || !core_config_get()->across_nodes) {
+                PMPI_Comm_free(&node);
+                core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI%s",
+                              sc->size, a.same_plans ? " (SHOAL_ACROSS_NODES=0)" : "");
+                return;
+            }
+            if (!shim_nodes_open(sc, node)) {
+                core_log_once("communicator of %d ranks has one rank per node: its collectives go to the host MPI",
+                              sc->size);
+                return;
+            }
+            sc->mode = SHIM_NODES;
             return;
         }
+        PMPI_Comm_free(&node);
         if (!a.same_plans) {
             core_log_warn_once("the ranks of a communicator of %d ranks plan with different cost figures "
                                "(processes started apart, or different tuning files): its collectives go to "
@@ -382,20 +412,20 @@ static shim_comm *state_of(MPI_Comm comm)
     return sc;
 }
 
-/* sc's team, built now if it is still warming; NULL when it passes through. */
-static shim_comm *team_of(shim_comm *sc)
+/* sc, taken over now if it is still warming; NULL when it passes through. */
+static shim_comm *taken(shim_comm *sc)
 {
     if (sc->mode == SHIM_WARMING)
         take_over(sc);
-    return sc->mode == SHIM_TEAM ? sc : NULL;
+    return sc->mode == SHIM_TEAM || sc->mode == SHIM_NODES ? sc : NULL;
 }
 
-shim_comm *shim_comm_team(MPI_Comm comm)
+shim_comm *shim_comm_taken(MPI_Comm comm, bool at_once)
 {
     shim_comm *sc = state_of(comm);
     if (!sc)
         return NULL;
-    if (sc->mode == SHIM_WARMING) {
+    if (sc->mode == SHIM_WARMING && !at_once) {
         long warmup = core_config_get()->comm_warmup;
         if (sc->calls < warmup) {
             sc->calls++;
@@ -405,11 +435,11 @@ shim_comm *shim_comm_team(MPI_Comm comm)
             return NULL;
         }
     }
-    return team_of(sc);
+    return taken(sc);
 }
 
 shim_comm *shim_comm_team_now(MPI_Comm comm)
 {
-    shim_comm *sc = state_of(comm);
-    return sc ? team_of(sc) : NULL;
+    shim_comm *sc = shim_comm_taken(comm, true);
+    return sc && sc->mode == SHIM_TEAM ? sc : NULL;
 }

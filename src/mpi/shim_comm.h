@@ -17,8 +17,19 @@
 #include "shim_host_lane.h"
 
 /* WARMING: the first SHOAL_COMM_WARMUP collectives, counted in `calls`,
- * go to the host MPI; shoal builds its state at the next one. */
-typedef enum { SHIM_WARMING, SHIM_PASS, SHIM_TEAM } shim_mode;
+ * go to the host MPI; shoal builds its state at the next one. TEAM: the
+ * communicator lies within a node and has a team; NODES: it spans nodes
+ * (shim_nodes.h). */
+typedef enum { SHIM_WARMING, SHIM_PASS, SHIM_TEAM, SHIM_NODES } shim_mode;
+
+/* A communicator spanning nodes: its node part and its leaders. */
+typedef struct shim_nodes {
+    MPI_Comm node;    /* this rank's node part, in the communicator's order */
+    MPI_Comm leaders; /* every node's first rank, numbering the nodes; MPI_COMM_NULL on the others */
+    int count;        /* nodes */
+    int my_node, local, node_size;
+    int *where; /* per rank of the communicator: its node, its rank in that node's part */
+} shim_nodes;
 
 typedef struct shim_comm {
     shim_mode mode;
@@ -28,6 +39,7 @@ typedef struct shim_comm {
     coll_team team;
     uint64_t team_id; /* names the team alike on its ranks, for parking */
     shim_host_state host;
+    shim_nodes nodes; /* NODES */
     /* per-call scratch owned by the wrappers */
     size_t *sizes; /* 4 * size entries for v-variants */
     void *pack[2]; /* packing buffers for non-dense datatypes */
@@ -35,11 +47,13 @@ typedef struct shim_comm {
     struct shim_comm *next;
 } shim_comm;
 
-/* The state of comm, created at its first intercepted collective and built
- * up after SHOAL_COMM_WARMUP of them (collective over comm: every rank
- * counts the same calls). NULL when this call goes to the host MPI. */
-shim_comm *shim_comm_team(MPI_Comm comm);
-/* The same without the warm-up (tools that measure the team itself). */
+/* The state of comm, created at its first intercepted collective and taken
+ * over after SHOAL_COMM_WARMUP of them (at once if at_once; collective over
+ * comm: every rank counts the same calls): mode TEAM or NODES. NULL when
+ * this call goes to the host MPI. */
+shim_comm *shim_comm_taken(MPI_Comm comm, bool at_once);
+/* comm's team, taken over now: NULL unless comm lies within one node
+ * (tools that measure the team itself). */
 shim_comm *shim_comm_team_now(MPI_Comm comm);
 void shim_comm_setup_keyval(void);
 void shim_comm_release_all(void);

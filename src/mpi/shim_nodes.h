@@ -1,0 +1,42 @@
+/* shim_nodes: collectives of a communicator that spans several nodes
+ * (shim_nodes.c), in two levels. Each is a composition of named steps: a
+ * step inside every node runs on the node's part of the communicator
+ * through shoal's own path (its team, or the host MPI where shoal declines
+ * that call), a step between nodes runs on the host MPI over one rank per
+ * node (the leaders: each node's first rank). The answer is the host MPI's:
+ * reductions combine inside each node in rank order, then across nodes as
+ * the host does, so results are the same on every run of the same layout.
+ *
+ * Node discovery: a node is the ranks MPI_Comm_split_type(SHARED) groups,
+ * any number per node and in any rank order; SHOAL_NODE_CLIQUES splits each
+ * node further (local rank modulo N), so the two levels run on one host.
+ *
+ * May call: every lower layer, and PMPI. */
+#ifndef SHOAL_SHIM_NODES_H
+#define SHOAL_SHIM_NODES_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "shim_comm.h"
+
+/* The node part of comm that this rank is in, ordered as comm (collective
+ * over comm). The caller frees it. */
+MPI_Comm shim_node_part(MPI_Comm comm);
+
+/* Sets up sc->nodes given this rank's node part (taken over on success):
+ * the leaders' communicator and where every rank is. False (on every rank
+ * alike) when two levels gain nothing: every node holds one rank. */
+bool shim_nodes_open(shim_comm *sc, MPI_Comm node);
+/* Frees the node part and the leaders' communicator: collective over comm. */
+void shim_nodes_close(shim_nodes *nodes);
+
+/* The collectives: false, having done nothing, when an argument is one
+ * shoal leaves to the host MPI (which then reports it, if invalid). */
+bool shim_nodes_barrier(shim_comm *sc);
+bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype type, int root);
+bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                       int root);
+bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op);
+
+#endif
