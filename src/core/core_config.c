@@ -133,9 +133,10 @@ static const core_setting settings[] = {
      .value = 1,
      .shared = true,
      .default_text = "`1`",
-     .description = "a communicator spanning several nodes runs its barrier, bcast, reduce and allreduce in two "
-                    "levels: inside each node on shoal's lanes, between nodes by the host MPI on one rank per "
-                    "node (`0`: the host MPI runs them whole)"},
+     .description =
+         "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, gather and "
+         "allgather in two levels: inside each node on shoal's lanes, between nodes by the host MPI on one rank per "
+         "node (`0`: the host MPI runs them whole)"},
     {.name = "SHOAL_NODE_CLIQUES",
      .kind = CORE_SETTING_INT,
      FIELD(node_cliques),

@@ -225,7 +225,7 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_GATHER, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size)
+    if (!sc || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
     int n = sc->size;
@@ -241,6 +241,8 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
     size_t bytes = is_root ? (size_t)rcount * rl.size : (size_t)scount * sl.size;
     if (!bytes)
         return true;
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+        return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = NULL;
     if (is_root) {
@@ -251,7 +253,10 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
                       rdata + (size_t)root * bytes, (int)bytes, &pos, comm);
         }
     }
-    coll_gather(t, sdata, bytes, rdata, root);
+    if (t)
+        coll_gather(t, sdata, bytes, rdata, root);
+    else
+        shim_nodes_gather(sc, sdata, bytes, rdata, root);
     if (is_root)
         shim_recv_finish(sc, 1, rbuf, rcount * n, rtype, &rl, comm);
     return true;
@@ -298,7 +303,7 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_ALLGATHER, comm, &sc, name, false);
-    if (!t)
+    if (!sc)
         return false;
     int n = sc->size, me = sc->rank;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -311,6 +316,8 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     size_t bytes = (size_t)rcount * rl.size;
     if (!bytes)
         return true;
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+        return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = shim_recv_bytes(sc, 1, rbuf, rcount * n, &rl);
     if (in_place && !rl.dense) {
@@ -318,7 +325,10 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
         PMPI_Pack((char *)rbuf + (MPI_Aint)me * rcount * rl.extent, (int)rcount, rtype, rdata + (size_t)me * bytes,
                   (int)bytes, &pos, comm);
     }
-    coll_allgather(t, sdata, bytes, rdata);
+    if (t)
+        coll_allgather(t, sdata, bytes, rdata);
+    else
+        shim_nodes_allgather(sc, sdata, bytes, rdata);
     shim_recv_finish(sc, 1, rbuf, rcount * n, rtype, &rl, comm);
     return true;
 }

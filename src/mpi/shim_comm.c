@@ -334,11 +334,14 @@ static void take_over(shim_comm *sc)
         int node_size = 0;
         PMPI_Comm_size(node, &node_size);
         if (node_size != sc->size) {
-            /* Every node sees a node part smaller than comm: all agree. */
-            if (!a.same_plans || !core_config_get()->across_nodes) {
+            /* Every node sees a node part smaller than comm: all agree. Nodes
+             * may plan with figures of their own (each probed itself): only
+             * a node part's ranks must agree, when it is taken over. */
+            if (!core_config_get()->across_nodes) {
                 PMPI_Comm_free(&node);
-                core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI%s",
-                              sc->size, a.same_plans ? " (SHOAL_ACROSS_NODES=0)" : "");
+                core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI "
+                              "(SHOAL_ACROSS_NODES=0)",
+                              sc->size);
                 return;
             }
             if (!shim_nodes_open(sc, node)) {

@@ -29,6 +29,13 @@ typedef struct shim_nodes {
     int count;        /* nodes */
     int my_node, local, node_size;
     int *where; /* per rank of the communicator: its node, its rank in that node's part */
+    /* Node-major order: node by node, each node's ranks in order. Node i's
+     * first rank there is first[i] (first[count]: the rank count); counts
+     * and offsets are per-call scratch for the leaders' v-collectives. */
+    int *first, *counts, *offsets;
+    bool contiguous; /* node-major order is the communicator's */
+    char *stage;     /* blocks in node-major order, when that is not the communicator's */
+    size_t stage_size;
 } shim_nodes;
 
 typedef struct shim_comm {

@@ -61,6 +61,18 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->node = node;
     nd->my_node = mine[0];
     nd->local = local;
+    nd->first = calloc(3 * ((size_t)nd->count + 1), sizeof *nd->first);
+    if (!nd->first)
+        core_fatal("out of memory for a communicator's node table");
+    nd->counts = nd->first + nd->count + 1;
+    nd->offsets = nd->counts + nd->count + 1;
+    for (int r = 0; r < sc->size; r++)
+        nd->first[nd->where[2 * r] + 1]++;
+    for (int i = 0; i < nd->count; i++)
+        nd->first[i + 1] += nd->first[i];
+    nd->contiguous = true;
+    for (int r = 0; r < sc->size; r++)
+        nd->contiguous = nd->contiguous && nd->first[nd->where[2 * r]] + nd->where[2 * r + 1] == r;
     return true;
 }
 
@@ -73,12 +85,46 @@ void shim_nodes_close(shim_nodes *nd)
         PMPI_Comm_free(&nd->node);
     }
     free(nd->where);
+    free(nd->first);
+    free(nd->stage);
     nd->where = NULL;
+    nd->first = NULL;
+    nd->stage = NULL;
 }
 
 static int node_of(const shim_nodes *nd, int rank) { return nd->where[2 * rank]; }
 static int local_of(const shim_nodes *nd, int rank) { return nd->where[2 * rank + 1]; }
 static bool leads(const shim_nodes *nd) { return nd->local == 0; }
+/* Rank r's place in node-major order. */
+static int major_of(const shim_nodes *nd, int r) { return nd->first[node_of(nd, r)] + local_of(nd, r); }
+
+static char *stage(shim_nodes *nd, size_t size)
+{
+    if (size > nd->stage_size) {
+        free(nd->stage);
+        nd->stage = malloc(size);
+        nd->stage_size = nd->stage ? size : 0;
+        if (!nd->stage)
+            core_fatal("out of memory for a %zu-byte buffer", size);
+    }
+    return nd->stage;
+}
+
+/* Blocks of `bytes` from node-major order to the communicator's. */
+static void to_rank_order(const shim_nodes *nd, int n, const char *major, char *out, size_t bytes)
+{
+    for (int r = 0; r < n; r++)
+        memcpy(out + (size_t)r * bytes, major + (size_t)major_of(nd, r) * bytes, bytes);
+}
+
+/* The leaders' v-collectives: node i's blocks, in bytes. */
+static void node_spans(shim_nodes *nd, size_t bytes)
+{
+    for (int i = 0; i < nd->count; i++) {
+        nd->counts[i] = (int)((size_t)(nd->first[i + 1] - nd->first[i]) * bytes);
+        nd->offsets[i] = (int)((size_t)nd->first[i] * bytes);
+    }
+}
 
 /* ---- steps inside a node: shoal's path on the node part, else the host's ---- */
 
@@ -99,6 +145,21 @@ static void node_reduce(shim_nodes *nd, const void *sbuf, void *rbuf, int count,
 {
     if (!shim_reduce_by_shoal(sbuf, rbuf, count, type, op, 0, nd->node, "a reduce inside a node"))
         PMPI_Reduce(sbuf, rbuf, count, type, op, 0, nd->node);
+}
+
+/* This node's blocks into node_blocks at the leader; mine: this rank's. */
+static void node_gather(shim_nodes *nd, const char *mine, size_t bytes, char *node_blocks)
+{
+    if (leads(nd)) {
+        if (mine != node_blocks)
+            memcpy(node_blocks, mine, bytes);
+        if (!shim_gather_by_shoal(MPI_IN_PLACE, 0, MPI_BYTE, node_blocks, (MPI_Count)bytes, MPI_BYTE, 0, nd->node,
+                                  "a gather inside a node"))
+            PMPI_Gather(MPI_IN_PLACE, 0, MPI_BYTE, node_blocks, (int)bytes, MPI_BYTE, 0, nd->node);
+    } else if (!shim_gather_by_shoal(mine, (MPI_Count)bytes, MPI_BYTE, NULL, 0, MPI_BYTE, 0, nd->node,
+                                     "a gather inside a node")) {
+        PMPI_Gather(mine, (int)bytes, MPI_BYTE, NULL, 0, MPI_BYTE, 0, nd->node);
+    }
 }
 
 /* ---- the compositions ---- */
@@ -208,4 +269,52 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
     }
     node_bcast(nd, rbuf, n, type, 0);
     return true;
+}
+
+bool shim_nodes_takes_bytes(const shim_comm *sc, size_t total) { return total <= INT_MAX && sc->size <= INT_MAX; }
+
+void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size;
+    say_plan_once(sc, "allgather", "node gather to each leader, leaders' allgatherv by the host MPI, node bcast");
+    char *major = nd->contiguous ? rdata : stage(nd, (size_t)n * bytes);
+    node_gather(nd, sdata ? sdata : rdata + (size_t)sc->rank * bytes, bytes,
+                major + (size_t)nd->first[nd->my_node] * bytes);
+    if (leads(nd)) {
+        node_spans(nd, bytes);
+        PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, major, nd->counts, nd->offsets, MPI_BYTE, nd->leaders);
+        if (!nd->contiguous)
+            to_rank_order(nd, n, major, rdata, bytes);
+    }
+    node_bcast(nd, rdata, (int)((size_t)n * bytes), MPI_BYTE, 0);
+}
+
+void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, root_node = node_of(nd, root);
+    bool is_root = sc->rank == root;
+    say_plan_once(sc, "gather", "node gather to each leader, leaders' gatherv by the host MPI, to the root");
+    bool direct = nd->contiguous && is_root; /* the blocks land in the root's buffer as they are */
+    char *major = direct ? rdata : stage(nd, (size_t)n * bytes);
+    const char *mine = sdata ? sdata : rdata + (size_t)root * bytes;
+    char *node_blocks = major + (size_t)nd->first[nd->my_node] * bytes;
+    node_gather(nd, mine, bytes, node_blocks);
+    if (leads(nd)) {
+        node_spans(nd, bytes);
+        if (nd->my_node == root_node)
+            PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_BYTE, major, nd->counts, nd->offsets, MPI_BYTE, root_node, nd->leaders);
+        else
+            PMPI_Gatherv(node_blocks, nd->counts[nd->my_node], MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, root_node,
+                         nd->leaders);
+    }
+    if (nd->my_node != root_node)
+        return;
+    if (leads(nd) && !is_root)
+        PMPI_Send(major, (int)((size_t)n * bytes), MPI_BYTE, local_of(nd, root), NODES_TAG, nd->node);
+    if (is_root && !leads(nd))
+        PMPI_Recv(major, (int)((size_t)n * bytes), MPI_BYTE, 0, NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+    if (is_root && !direct)
+        to_rank_order(nd, n, major, rdata, bytes);
 }
