@@ -368,7 +368,7 @@ bool shim_scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_SCATTER, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size)
+    if (!sc || root < 0 || root >= sc->size)
         return false;
     int n = sc->size;
     bool is_root = sc->rank == root, in_place = rbuf == MPI_IN_PLACE;
@@ -383,9 +383,14 @@ bool shim_scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     size_t bytes = is_root ? (size_t)scount * sl.size : (size_t)rcount * rl.size;
     if (!bytes)
         return true;
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+        return false;
     const char *sdata = is_root ? shim_send_bytes(sc, 0, sbuf, scount * n, stype, &sl, comm) : NULL;
     char *rdata = in_place ? NULL : shim_recv_bytes(sc, 1, rbuf, rcount, &rl);
-    coll_scatter(t, sdata, bytes, rdata, root);
+    if (t)
+        coll_scatter(t, sdata, bytes, rdata, root);
+    else
+        shim_nodes_scatter(sc, sdata, bytes, rdata, root);
     if (!in_place)
         shim_recv_finish(sc, 1, rbuf, rcount, rtype, &rl, comm);
     return true;

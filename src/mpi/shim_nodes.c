@@ -110,6 +110,13 @@ static char *stage(shim_nodes *nd, size_t size)
     return nd->stage;
 }
 
+/* Blocks of `bytes` from the communicator's order to node-major order. */
+static void to_node_order(const shim_nodes *nd, int n, const char *in, char *major, size_t bytes)
+{
+    for (int r = 0; r < n; r++)
+        memcpy(major + (size_t)major_of(nd, r) * bytes, in + (size_t)r * bytes, bytes);
+}
+
 /* Blocks of `bytes` from node-major order to the communicator's. */
 static void to_rank_order(const shim_nodes *nd, int n, const char *major, char *out, size_t bytes)
 {
@@ -317,4 +324,48 @@ void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rda
         PMPI_Recv(major, (int)((size_t)n * bytes), MPI_BYTE, 0, NODES_TAG, nd->node, MPI_STATUS_IGNORE);
     if (is_root && !direct)
         to_rank_order(nd, n, major, rdata, bytes);
+}
+
+void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, root_node = node_of(nd, root);
+    bool is_root = sc->rank == root;
+    size_t all = (size_t)n * bytes;
+    say_plan_once(sc, "scatter", "to the root's leader, leaders' scatterv by the host MPI, node scatter");
+    /* Leaders and the root: blocks in node-major order, and a spare block
+     * (the in-place root's copy from the node scatter, which it drops). */
+    char *space = leads(nd) || is_root ? stage(nd, all + bytes) : NULL;
+    /* The root's node leader holds every block in node-major order. */
+    const char *major = NULL;
+    if (nd->my_node == root_node) {
+        if (is_root && nd->contiguous) {
+            major = sdata;
+        } else if (is_root) {
+            to_node_order(nd, n, sdata, space, bytes);
+            major = space;
+        }
+        if (is_root && !leads(nd))
+            PMPI_Send(major, (int)all, MPI_BYTE, 0, NODES_TAG, nd->node);
+        if (leads(nd) && !is_root) {
+            PMPI_Recv(space, (int)all, MPI_BYTE, local_of(nd, root), NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+            major = space;
+        }
+    }
+    /* Each leader's node blocks, then the node scatter from it. */
+    const char *node_blocks = NULL;
+    if (leads(nd)) {
+        node_spans(nd, bytes);
+        if (nd->my_node == root_node) {
+            node_blocks = major + (size_t)nd->first[root_node] * bytes;
+            PMPI_Scatterv(major, nd->counts, nd->offsets, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, root_node, nd->leaders);
+        } else {
+            PMPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, space, nd->counts[nd->my_node], MPI_BYTE, root_node, nd->leaders);
+            node_blocks = space;
+        }
+    }
+    char *into = rdata ? rdata : space + all;
+    if (!shim_scatter_by_shoal(node_blocks, (MPI_Count)bytes, MPI_BYTE, into, (MPI_Count)bytes, MPI_BYTE, 0, nd->node,
+                               "a scatter inside a node"))
+        PMPI_Scatter(node_blocks, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, 0, nd->node);
 }

@@ -45,5 +45,6 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
 bool shim_nodes_takes_bytes(const shim_comm *sc, size_t total);
 void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
 void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
+void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
 
 #endif
