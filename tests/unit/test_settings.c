@@ -62,6 +62,7 @@ static void test_defaults(void)
     CHECK(!c->disabled && c->disabled_colls == 0 && c->verbose == 0 && c->shm_size == 0, "off-by-default settings");
     CHECK(c->comm_warmup == CORE_COMM_WARMUP_DEFAULT && c->cma == CORE_CMA_AUTO && c->spin == -1, "defaults");
     CHECK(c->timeout_s == 0 && !c->lanes[0] && !c->algo[0] && !c->tuning_file[0] && c->probe, "defaults");
+    CHECK(c->across_nodes && c->node_cliques == 1, "two levels across nodes, real nodes only");
 }
 
 static void test_parsing(void)
@@ -93,6 +94,7 @@ static void test_parsing(void)
     CHECK(!strcmp(read_as("SHOAL_COMM_WARMUP", "-1"), "8") && !strcmp(read_as("SHOAL_COMM_WARMUP", "8x"), "8"),
           "bad int");
     CHECK(!strcmp(read_as("SHOAL_VERBOSE", "10"), "0"), "int out of range");
+    CHECK(!strcmp(read_as("SHOAL_NODE_CLIQUES", "0"), "1"), "int below its range");
     CHECK(!strcmp(read_as("SHOAL_SHM_SIZE", "12Q"), "0"), "bad size");
     CHECK(!strcmp(read_as("SHOAL_TIMEOUT", "-1"), "0") && !strcmp(read_as("SHOAL_TIMEOUT", "nan"), "0"), "bad seconds");
     CHECK(!strcmp(read_as("SHOAL_CMA", "maybe"), "auto"), "bad choice");
@@ -114,6 +116,7 @@ static void test_round_trip(void)
         {"SHOAL_SPIN", "100"},           {"SHOAL_TIMEOUT", "30"},
         {"SHOAL_LANES", "cma+host"},     {"SHOAL_ALGO", "reduce:flat"},
         {"SHOAL_TUNING_FILE", "t.json"}, {"SHOAL_PROBE", "0"},
+        {"SHOAL_ACROSS_NODES", "0"},     {"SHOAL_NODE_CLIQUES", "3"},
     };
     int count;
     core_settings(&count);
