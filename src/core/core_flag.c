@@ -69,6 +69,18 @@ void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy
 }
 
 #define LIVENESS_EVERY_NS 100000000ull /* 0.1 s */
+#define IDLE_SLEEP_NS 1000000L         /* 1 ms: the longest sleep between idle calls */
+
+static _Atomic(core_idle_fn) idle_hook;
+
+void core_flag_set_idle(core_idle_fn fn) { atomic_store_explicit(&idle_hook, fn, memory_order_release); }
+
+static void run_idle_hook(void)
+{
+    core_idle_fn fn = atomic_load_explicit(&idle_hook, memory_order_acquire);
+    if (fn)
+        fn();
+}
 
 void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter *w)
 {
@@ -76,6 +88,7 @@ void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter
     uint64_t start = core_now_ns(), last_check = start;
     do {
         sched_yield();
+        run_idle_hook();
         if (core_flag_read(f) >= target)
             return;
     } while (core_now_ns() - start < w->policy->yield_ns);
@@ -83,11 +96,15 @@ void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter
         atomic_fetch_add_explicit(&mf->sleepers, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);
         uint64_t v = core_flag_read(f);
+        long sleep_ns = w->policy->sleep_ns;
+        if (atomic_load_explicit(&idle_hook, memory_order_relaxed) && sleep_ns > IDLE_SLEEP_NS)
+            sleep_ns = IDLE_SLEEP_NS;
         if (v < target)
-            futex_wait_for(f, (uint32_t)v, w->policy->sleep_ns);
+            futex_wait_for(f, (uint32_t)v, sleep_ns);
         atomic_fetch_sub_explicit(&mf->sleepers, 1, memory_order_relaxed);
         if (core_flag_read(f) >= target)
             return;
+        run_idle_hook();
 
         uint64_t now = core_now_ns();
         if (now - last_check >= LIVENESS_EVERY_NS) {

@@ -10,7 +10,10 @@
  * yields for a while, then sleeps on a futex. A waiter that
  * sleeps announces itself in the flag's second cache line; the owner wakes it
  * after posting. While asleep the waiter checks now and then that the owner
- * is still alive, and ends the job with a message if it died (core_fatal). */
+ * is still alive, and ends the job with a message if it died (core_fatal).
+ * A waiter that yields or sleeps also calls the idle hook, where an upper
+ * layer set one (the MPI layer: the host MPI's progress, which a peer on
+ * another node may be waiting on). */
 #ifndef SHOAL_CORE_FLAG_H
 #define SHOAL_CORE_FLAG_H
 
@@ -59,6 +62,11 @@ static inline uint64_t core_flag_read(const core_flag *f)
 }
 
 void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy);
+
+/* What a long wait runs between looks at the flag (NULL: nothing). While
+ * one is set, a sleep lasts at most 1 ms between calls. */
+typedef void (*core_idle_fn)(void);
+void core_flag_set_idle(core_idle_fn fn);
 
 /* Returns once f->value >= target. */
 static inline void core_flag_wait_slow(const core_flag *f, uint64_t target, const core_waiter *w);

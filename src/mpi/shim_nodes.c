@@ -32,6 +32,18 @@ MPI_Comm shim_node_part(MPI_Comm comm)
     return node;
 }
 
+/* The idle hook of shoal's waits while a communicator spans nodes: a rank
+ * waiting on a peer of its node keeps the host MPI's messages to other nodes
+ * moving. Open MPI completes an eager send once it is copied, and holds it
+ * while the TCP socket is full: a rank that then waited in a node step
+ * without progress, on a leader that waits for that very message, would
+ * hang. An Iprobe drives progress in every MPI and receives nothing. */
+static void host_progress(void)
+{
+    int arrived;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &arrived, MPI_STATUS_IGNORE);
+}
+
 bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
 {
     shim_nodes *nd = &sc->nodes;
@@ -73,6 +85,7 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->contiguous = true;
     for (int r = 0; r < sc->size; r++)
         nd->contiguous = nd->contiguous && nd->first[nd->where[2 * r]] + nd->where[2 * r + 1] == r;
+    core_flag_set_idle(host_progress);
     return true;
 }
 
