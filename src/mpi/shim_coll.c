@@ -180,8 +180,19 @@ bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count 
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER_BLOCK, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || !reduction_takes(ct, count, sc->size) || rbuf == MPI_IN_PLACE ||
-        (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (!t && !spans_nodes(sc))
+        return false;
+    if (count < 0 || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+        return false;
+    if (!t) {
+        size_t *counts = sc->sizes, *firsts = sc->sizes + sc->size;
+        for (int i = 0; i < sc->size; i++) {
+            counts[i] = (size_t)count;
+            firsts[i] = (size_t)count * (size_t)i;
+        }
+        return shim_nodes_reduce_scatter(sc, sbuf, rbuf, counts, firsts, type, op);
+    }
+    if (!reduction_takes(ct, count, sc->size))
         return false;
     if (count)
         run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0,
@@ -196,7 +207,7 @@ bool shim_reduce_scatter_by_shoal(const void *sbuf, void *rbuf, shim_array rcoun
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || shim_array_missing(rcounts) || rbuf == MPI_IN_PLACE || sbuf == rbuf)
+    if ((!t && !spans_nodes(sc)) || shim_array_missing(rcounts) || rbuf == MPI_IN_PLACE || sbuf == rbuf)
         return false;
     int n = sc->size;
     size_t *counts = sc->sizes, *firsts = sc->sizes + n;
@@ -209,7 +220,11 @@ bool shim_reduce_scatter_by_shoal(const void *sbuf, void *rbuf, shim_array rcoun
         firsts[i] = (size_t)total;
         total += c;
     }
-    if (!reduction_takes(ct, total, 1) || (total && !sbuf) || (counts[sc->rank] && !rbuf))
+    if ((total && !sbuf) || (counts[sc->rank] && !rbuf))
+        return false;
+    if (!t)
+        return shim_nodes_reduce_scatter(sc, sbuf, rbuf, counts, firsts, type, op);
+    if (!reduction_takes(ct, total, 1))
         return false;
     if (total)
         run_reduction(sc, REDUCE_SCATTER, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, counts[sc->rank], ct, cop, 0,
@@ -339,7 +354,7 @@ bool shim_allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype s
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_ALLGATHERV, comm, &sc, name, false);
-    if (!t)
+    if (!sc)
         return false;
     int me = sc->rank;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -354,7 +369,10 @@ bool shim_allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype s
     char *rbase = shim_blocks_at(sc, 1, rbuf, rcounts, displs, &rl, rbytes, roffs);
     if (in_place)
         shim_block_pack(rbase, rbytes, roffs, me, rbuf, rcounts, displs, rtype, &rl, comm);
-    coll_allgatherv(t, sdata, in_place ? rbytes[me] : (size_t)scount * sl.size, rbase, rbytes, roffs);
+    if (t)
+        coll_allgatherv(t, sdata, in_place ? rbytes[me] : (size_t)scount * sl.size, rbase, rbytes, roffs);
+    else if (!shim_nodes_allgatherv(sc, sdata, rbase, rbytes, roffs))
+        return false; /* too big for the host's int counts: nothing was sent */
     for (int i = 0; i < sc->size; i++)
         shim_block_unpack(rbase, rbytes, roffs, i, rbuf, rcounts, displs, rtype, &rl, comm);
     return true;
@@ -435,7 +453,7 @@ bool shim_alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype sty
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_ALLTOALL, comm, &sc, name, false);
-    if (!t)
+    if (!sc)
         return false;
     int n = sc->size;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -455,7 +473,10 @@ bool shim_alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype sty
     else
         sdata = shim_send_bytes(sc, 0, sbuf, scount * n, stype, &sl, comm);
     char *rdata = shim_recv_bytes(sc, 1, rbuf, rcount * n, &rl);
-    coll_alltoall(t, sdata, bytes, rdata);
+    if (t)
+        coll_alltoall(t, sdata, bytes, rdata);
+    else if (!shim_nodes_alltoall(sc, sdata, bytes, rdata))
+        return false; /* too big for the host's int counts: nothing was sent */
     shim_recv_finish(sc, 1, rbuf, rcount * n, rtype, &rl, comm);
     return true;
 }

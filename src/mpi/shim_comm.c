@@ -117,6 +117,14 @@ void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm)
 }
 
 /* What the ranks of a communicator agree on before shoal takes it over. */
+/* The v-variants' per-rank scratch (shim_comm.sizes). */
+static void give_sizes(shim_comm *sc)
+{
+    sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
+    if (!sc->sizes)
+        core_fatal("out of memory for communicator state");
+}
+
 typedef struct team_agreement {
     bool same_plans;    /* every rank prices calls alike */
     parked_team *adopt; /* the parked team every rank offered, NULL: none */
@@ -351,6 +359,7 @@ static void take_over(shim_comm *sc)
                 return;
             }
             sc->mode = SHIM_NODES;
+            give_sizes(sc);
             return;
         }
         PMPI_Comm_free(&node);
@@ -366,9 +375,7 @@ static void take_over(shim_comm *sc)
     }
     sc->mode = SHIM_TEAM;
     coll_team_set_host_lane(&sc->team, &shim_host_lane, &sc->host);
-    sc->sizes = malloc(4 * (size_t)sc->size * sizeof *sc->sizes);
-    if (!sc->sizes)
-        core_fatal("out of memory for communicator state");
+    give_sizes(sc);
 }
 
 /* The record of a communicator shoal has not seen before: local, cheap. */

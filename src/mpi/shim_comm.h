@@ -31,11 +31,14 @@ typedef struct shim_nodes {
     int *where; /* per rank of the communicator: its node, its rank in that node's part */
     /* Node-major order: node by node, each node's ranks in order. Node i's
      * first rank there is first[i] (first[count]: the rank count); counts
-     * and offsets are per-call scratch for the leaders' v-collectives. */
-    int *first, *counts, *offsets;
-    bool contiguous; /* node-major order is the communicator's */
-    char *stage;     /* blocks in node-major order, when that is not the communicator's */
-    size_t stage_size;
+     * and offsets (and recv_*, for what a leader receives where that
+     * differs) are per-call scratch for the leaders' v-collectives. */
+    int *first, *counts, *offsets, *recv_counts, *recv_offsets;
+    int *rank_at;                      /* per place in node-major order: the rank there */
+    int *local_counts, *local_offsets; /* per rank of this node: per-call scratch for node v-steps */
+    bool contiguous;                   /* node-major order is the communicator's */
+    char *stage[3];                    /* per-call buffers: blocks in node-major order, regrouped ones */
+    size_t stage_size[3];
 } shim_nodes;
 
 typedef struct shim_comm {

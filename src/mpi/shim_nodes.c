@@ -73,18 +73,28 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->node = node;
     nd->my_node = mine[0];
     nd->local = local;
-    nd->first = calloc(3 * ((size_t)nd->count + 1), sizeof *nd->first);
+    nd->first = calloc(5 * ((size_t)nd->count + 1), sizeof *nd->first);
     if (!nd->first)
         core_fatal("out of memory for a communicator's node table");
     nd->counts = nd->first + nd->count + 1;
     nd->offsets = nd->counts + nd->count + 1;
+    nd->recv_counts = nd->offsets + nd->count + 1;
+    nd->recv_offsets = nd->recv_counts + nd->count + 1;
     for (int r = 0; r < sc->size; r++)
         nd->first[nd->where[2 * r] + 1]++;
     for (int i = 0; i < nd->count; i++)
         nd->first[i + 1] += nd->first[i];
+    nd->rank_at = malloc(((size_t)sc->size + 2 * (size_t)nd->node_size) * sizeof *nd->rank_at);
+    if (!nd->rank_at)
+        core_fatal("out of memory for a communicator's node table");
+    nd->local_counts = nd->rank_at + sc->size;
+    nd->local_offsets = nd->local_counts + nd->node_size;
     nd->contiguous = true;
-    for (int r = 0; r < sc->size; r++)
-        nd->contiguous = nd->contiguous && nd->first[nd->where[2 * r]] + nd->where[2 * r + 1] == r;
+    for (int r = 0; r < sc->size; r++) {
+        int major = nd->first[nd->where[2 * r]] + nd->where[2 * r + 1];
+        nd->rank_at[major] = r;
+        nd->contiguous = nd->contiguous && major == r;
+    }
     core_flag_set_idle(host_progress);
     return true;
 }
@@ -99,10 +109,15 @@ void shim_nodes_close(shim_nodes *nd)
     }
     free(nd->where);
     free(nd->first);
-    free(nd->stage);
+    free(nd->rank_at);
     nd->where = NULL;
     nd->first = NULL;
-    nd->stage = NULL;
+    nd->rank_at = NULL;
+    for (int i = 0; i < 3; i++) {
+        free(nd->stage[i]);
+        nd->stage[i] = NULL;
+        nd->stage_size[i] = 0;
+    }
 }
 
 static int node_of(const shim_nodes *nd, int rank) { return nd->where[2 * rank]; }
@@ -111,16 +126,18 @@ static bool leads(const shim_nodes *nd) { return nd->local == 0; }
 /* Rank r's place in node-major order. */
 static int major_of(const shim_nodes *nd, int r) { return nd->first[node_of(nd, r)] + local_of(nd, r); }
 
-static char *stage(shim_nodes *nd, size_t size)
+/* Per-call buffer i of at least size bytes (the communicator's packing
+ * buffers hold the caller's packed data: these are the node steps' own). */
+static char *stage(shim_nodes *nd, int i, size_t size)
 {
-    if (size > nd->stage_size) {
-        free(nd->stage);
-        nd->stage = malloc(size);
-        nd->stage_size = nd->stage ? size : 0;
-        if (!nd->stage)
+    if (size > nd->stage_size[i]) {
+        free(nd->stage[i]);
+        nd->stage[i] = malloc(size);
+        nd->stage_size[i] = nd->stage[i] ? size : 0;
+        if (!nd->stage[i])
             core_fatal("out of memory for a %zu-byte buffer", size);
     }
-    return nd->stage;
+    return nd->stage[i];
 }
 
 /* Blocks of `bytes` from the communicator's order to node-major order. */
@@ -180,6 +197,78 @@ static void node_gather(shim_nodes *nd, const char *mine, size_t bytes, char *no
                                      "a gather inside a node")) {
         PMPI_Gather(mine, (int)bytes, MPI_BYTE, NULL, 0, MPI_BYTE, 0, nd->node);
     }
+}
+
+/* This node's blocks, local_counts[l] bytes from local rank l, into
+ * node_blocks at the leader at local_offsets[l] (both set by the caller). */
+static void node_gatherv(shim_nodes *nd, const char *mine, char *node_blocks)
+{
+    int my_bytes = nd->local_counts[nd->local];
+    if (leads(nd)) {
+        if (mine != node_blocks)
+            memcpy(node_blocks, mine, (size_t)my_bytes);
+        if (!shim_gatherv_by_shoal(MPI_IN_PLACE, 0, MPI_BYTE, node_blocks, SHIM_INTS(nd->local_counts),
+                                   SHIM_INTS(nd->local_offsets), MPI_BYTE, 0, nd->node, "a gatherv inside a node"))
+            PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_BYTE, node_blocks, nd->local_counts, nd->local_offsets, MPI_BYTE, 0,
+                         nd->node);
+    } else if (!shim_gatherv_by_shoal(mine, my_bytes, MPI_BYTE, NULL, SHIM_INTS(NULL), SHIM_INTS(NULL), MPI_BYTE, 0,
+                                      nd->node, "a gatherv inside a node")) {
+        PMPI_Gatherv(mine, my_bytes, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, nd->node);
+    }
+}
+
+/* From the leader's node_blocks (in local order), bytes to every rank of the node. */
+static void node_scatter(shim_nodes *nd, const char *node_blocks, size_t bytes, char *into)
+{
+    if (!shim_scatter_by_shoal(node_blocks, (MPI_Count)bytes, MPI_BYTE, into, (MPI_Count)bytes, MPI_BYTE, 0, nd->node,
+                               "a scatter inside a node"))
+        PMPI_Scatter(node_blocks, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, 0, nd->node);
+}
+
+/* From the leader's node_slice, local_counts[l] elements at local_offsets[l]
+ * to local rank l (both set by the caller). */
+static void node_scatterv(shim_nodes *nd, const void *node_slice, void *into, MPI_Datatype type)
+{
+    int mine = nd->local_counts[nd->local];
+    if (!shim_scatterv_by_shoal(node_slice, SHIM_INTS(nd->local_counts), SHIM_INTS(nd->local_offsets), type, into, mine,
+                                type, 0, nd->node, "a scatterv inside a node"))
+        PMPI_Scatterv(node_slice, nd->local_counts, nd->local_offsets, type, into, mine, type, 0, nd->node);
+}
+
+/* local_counts and local_offsets of this node's ranks, per_rank[r] each
+ * (bytes or elements), packed in local order. */
+static void node_local_spans(shim_nodes *nd, const size_t *per_rank)
+{
+    int at = 0, first = nd->first[nd->my_node];
+    for (int l = 0; l < nd->node_size; l++) {
+        nd->local_counts[l] = (int)per_rank[nd->rank_at[first + l]];
+        nd->local_offsets[l] = at;
+        at += nd->local_counts[l];
+    }
+}
+
+/* counts and offsets of every node (node-major, packed) for blocks of
+ * per_rank[r]; false when the whole exceeds an int. packed: whether the
+ * blocks at offs[r] (NULL: none given) already lie that way. */
+static bool node_totals(shim_nodes *nd, const size_t *per_rank, const size_t *offs, size_t *total, bool *packed)
+{
+    size_t at = 0;
+    bool in_order = nd->contiguous && offs;
+    for (int i = 0; i < nd->count; i++) {
+        nd->offsets[i] = (int)at;
+        for (int m = nd->first[i]; m < nd->first[i + 1]; m++) {
+            int r = nd->rank_at[m];
+            if (per_rank[r] > (size_t)INT_MAX - at)
+                return false;
+            in_order = in_order && offs[r] == at;
+            at += per_rank[r];
+        }
+        nd->counts[i] = (int)(at - (size_t)nd->offsets[i]);
+    }
+    *total = at;
+    if (packed)
+        *packed = in_order;
+    return true;
 }
 
 /* ---- the compositions ---- */
@@ -298,7 +387,7 @@ void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *
     shim_nodes *nd = &sc->nodes;
     int n = sc->size;
     say_plan_once(sc, "allgather", "node gather to each leader, leaders' allgatherv by the host MPI, node bcast");
-    char *major = nd->contiguous ? rdata : stage(nd, (size_t)n * bytes);
+    char *major = nd->contiguous ? rdata : stage(nd, 0, (size_t)n * bytes);
     node_gather(nd, sdata ? sdata : rdata + (size_t)sc->rank * bytes, bytes,
                 major + (size_t)nd->first[nd->my_node] * bytes);
     if (leads(nd)) {
@@ -317,7 +406,7 @@ void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rda
     bool is_root = sc->rank == root;
     say_plan_once(sc, "gather", "node gather to each leader, leaders' gatherv by the host MPI, to the root");
     bool direct = nd->contiguous && is_root; /* the blocks land in the root's buffer as they are */
-    char *major = direct ? rdata : stage(nd, (size_t)n * bytes);
+    char *major = direct ? rdata : stage(nd, 0, (size_t)n * bytes);
     const char *mine = sdata ? sdata : rdata + (size_t)root * bytes;
     char *node_blocks = major + (size_t)nd->first[nd->my_node] * bytes;
     node_gather(nd, mine, bytes, node_blocks);
@@ -348,7 +437,7 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
     say_plan_once(sc, "scatter", "to the root's leader, leaders' scatterv by the host MPI, node scatter");
     /* Leaders and the root: blocks in node-major order, and a spare block
      * (the in-place root's copy from the node scatter, which it drops). */
-    char *space = leads(nd) || is_root ? stage(nd, all + bytes) : NULL;
+    char *space = leads(nd) || is_root ? stage(nd, 0, all + bytes) : NULL;
     /* The root's node leader holds every block in node-major order. */
     const char *major = NULL;
     if (nd->my_node == root_node) {
@@ -377,8 +466,115 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
             node_blocks = space;
         }
     }
-    char *into = rdata ? rdata : space + all;
-    if (!shim_scatter_by_shoal(node_blocks, (MPI_Count)bytes, MPI_BYTE, into, (MPI_Count)bytes, MPI_BYTE, 0, nd->node,
-                               "a scatter inside a node"))
-        PMPI_Scatter(node_blocks, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, 0, nd->node);
+    node_scatter(nd, node_blocks, bytes, rdata ? rdata : space + all);
+}
+
+bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const size_t *rbytes, const size_t *roffs)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, me = sc->rank;
+    size_t total;
+    bool packed;
+    if (!node_totals(nd, rbytes, roffs, &total, &packed))
+        return false;
+    if (!total)
+        return true;
+    say_plan_once(sc, "allgatherv", "node gatherv to each leader, leaders' allgatherv by the host MPI, node bcast");
+    /* Every block in node-major order: straight into rbase where they lie so. */
+    char *major = packed ? rbase : stage(nd, 0, total);
+    node_local_spans(nd, rbytes);
+    node_gatherv(nd, sdata ? sdata : rbase + roffs[me], major + nd->offsets[nd->my_node]);
+    if (leads(nd))
+        PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, major, nd->counts, nd->offsets, MPI_BYTE, nd->leaders);
+    node_bcast(nd, major, (int)total, MPI_BYTE, 0);
+    if (!packed) {
+        size_t at = 0;
+        for (int m = 0; m < n; m++) {
+            int r = nd->rank_at[m];
+            if (r != me || sdata)
+                memcpy(rbase + roffs[r], major + at, rbytes[r]);
+            at += rbytes[r];
+        }
+    }
+    return true;
+}
+
+bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
+                               MPI_Datatype type, MPI_Op op)
+{
+    shim_nodes *nd = &sc->nodes;
+    size_t extent, total;
+    if (!reduction_ok(0, type, op, &extent) || !node_totals(nd, counts, NULL, &total, NULL))
+        return false;
+    if (!total)
+        return true;
+    say_plan_once(sc, "reduce_scatter",
+                  "node reduce to each leader, leaders' reduce_scatter by the host MPI, node scatterv");
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    node_local_spans(nd, counts);
+    char *node_slice = NULL;
+    if (leads(nd)) {
+        char *node_sum = shim_comm_scratch(sc, 0, total * extent);
+        node_reduce(nd, in, node_sum, (int)total, type, op);
+        /* The leaders' reduce_scatter wants each node's blocks together. */
+        char *major = node_sum;
+        if (!nd->contiguous) {
+            major = stage(nd, 0, total * extent);
+            size_t at = 0;
+            for (int m = 0; m < sc->size; m++) {
+                int r = nd->rank_at[m];
+                memcpy(major + at * extent, node_sum + firsts[r] * extent, counts[r] * extent);
+                at += counts[r];
+            }
+        }
+        node_slice = shim_comm_scratch(sc, 1, ((size_t)nd->counts[nd->my_node] + 1) * extent);
+        PMPI_Reduce_scatter(major, node_slice, nd->counts, type, op, nd->leaders);
+    } else {
+        node_reduce(nd, in, NULL, (int)total, type, op);
+    }
+    node_scatterv(nd, node_slice, rbuf, type);
+    return true;
+}
+
+bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, ns = nd->node_size;
+    size_t row = (size_t)n * bytes, all;
+    if (__builtin_mul_overflow(row, (size_t)n, &all) || all > INT_MAX)
+        return false;
+    say_plan_once(sc, "alltoall",
+                  "node gather of every row to each leader, leaders' alltoallv by the host MPI (one message per "
+                  "pair of nodes), node scatter");
+    /* rows: local rank l's row (its blocks for every rank) at l * row. */
+    char *rows = leads(nd) ? stage(nd, 0, (size_t)ns * row) : NULL;
+    node_gather(nd, sdata ? sdata : rdata, row, rows);
+    if (leads(nd)) {
+        /* To node j: [source local s][destination local k], and from node i
+         * the same with node i's sources and this node's destinations. */
+        char *out = stage(nd, 1, (size_t)ns * row), *in = stage(nd, 2, (size_t)ns * row);
+        size_t at = 0, back = 0;
+        for (int j = 0; j < nd->count; j++) {
+            int size_j = nd->first[j + 1] - nd->first[j];
+            nd->offsets[j] = (int)at;
+            for (int s = 0; s < ns; s++)
+                for (int m = nd->first[j]; m < nd->first[j + 1]; m++, at += bytes)
+                    memcpy(out + at, rows + (size_t)s * row + (size_t)nd->rank_at[m] * bytes, bytes);
+            nd->counts[j] = (int)(at - (size_t)nd->offsets[j]);
+            nd->recv_offsets[j] = (int)back;
+            nd->recv_counts[j] = (int)((size_t)size_j * (size_t)ns * bytes);
+            back += (size_t)nd->recv_counts[j];
+        }
+        PMPI_Alltoallv(out, nd->counts, nd->offsets, MPI_BYTE, in, nd->recv_counts, nd->recv_offsets, MPI_BYTE,
+                       nd->leaders);
+        /* Back into rows, now one per destination: row k's block from rank r. */
+        for (int i = 0; i < nd->count; i++) {
+            const char *from = in + nd->recv_offsets[i];
+            for (int m = nd->first[i]; m < nd->first[i + 1]; m++)
+                for (int k = 0; k < ns; k++, from += bytes)
+                    memcpy(rows + (size_t)k * row + (size_t)nd->rank_at[m] * bytes, from, bytes);
+        }
+    }
+    node_scatter(nd, rows, row, rdata);
+    return true;
 }

@@ -46,5 +46,15 @@ bool shim_nodes_takes_bytes(const shim_comm *sc, size_t total);
 void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
 void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
 void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
+/* The rest decide themselves, alike on every rank: false, having done
+ * nothing, where the whole would exceed the host's int counts. */
+/* rbytes[r] bytes of rank r at rbase + roffs[r]; sdata NULL: mine is there. */
+bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const size_t *rbytes, const size_t *roffs);
+/* n blocks of bytes each way, in rank order; sdata NULL: rdata holds them. */
+bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
+/* Elements: rank r gets counts[r] of the sum, from firsts[r] of the vector
+ * (sbuf MPI_IN_PLACE: the vector is in rbuf). */
+bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
+                               MPI_Datatype type, MPI_Op op);
 
 #endif
