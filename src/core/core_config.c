@@ -134,8 +134,8 @@ static const core_setting settings[] = {
      .shared = true,
      .default_text = "`1`",
      .description =
-         "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, gather, allgather "
-         "and scatter in two levels: inside each node on shoal's lanes, between nodes by the host MPI on one rank per "
+         "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, reduce_scatter(_block), "
+         "gather, allgather(v), scatter and alltoall in two levels: inside each node on shoal's lanes, between nodes by the host MPI on one rank per "
          "node (`0`: the host MPI runs them whole)"},
     {.name = "SHOAL_NODE_CLIQUES",
      .kind = CORE_SETTING_INT,
