@@ -283,7 +283,7 @@ bool shim_gatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_GATHERV, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size)
+    if (!sc || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
     bool ok = is_root || !in_place;
@@ -303,7 +303,10 @@ bool shim_gatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         if (in_place)
             shim_block_pack(rbase, rbytes, roffs, root, rbuf, rcounts, displs, rtype, &rl, comm);
     }
-    coll_gatherv(t, sdata, in_place ? 0 : (size_t)scount * sl.size, rbase, rbytes, roffs, root);
+    if (t)
+        coll_gatherv(t, sdata, in_place ? 0 : (size_t)scount * sl.size, rbase, rbytes, roffs, root);
+    else
+        shim_nodes_gatherv(sc, sdata, in_place ? 0 : (size_t)scount * sl.size, rbase, rbytes, roffs, root);
     if (is_root)
         for (int i = 0; i < sc->size; i++)
             shim_block_unpack(rbase, rbytes, roffs, i, rbuf, rcounts, displs, rtype, &rl, comm);
@@ -420,7 +423,7 @@ bool shim_scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array dis
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_SCATTERV, comm, &sc, name, false);
-    if (!t || root < 0 || root >= sc->size)
+    if (!sc || root < 0 || root >= sc->size)
         return false;
     bool is_root = sc->rank == root, in_place = rbuf == MPI_IN_PLACE;
     bool ok = is_root || !in_place;
@@ -439,7 +442,10 @@ bool shim_scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array dis
             shim_block_pack(sbase, sbytes, soffs, i, sbuf, scounts, displs, stype, &sl, comm);
     }
     char *rdata = in_place ? NULL : shim_recv_bytes(sc, 1, rbuf, rcount, &rl);
-    coll_scatterv(t, sbase, sbytes, soffs, rdata, in_place ? 0 : (size_t)rcount * rl.size, root);
+    if (t)
+        coll_scatterv(t, sbase, sbytes, soffs, rdata, in_place ? 0 : (size_t)rcount * rl.size, root);
+    else
+        shim_nodes_scatterv(sc, sbase, sbytes, soffs, rdata, in_place ? 0 : (size_t)rcount * rl.size, root);
     if (!in_place)
         shim_recv_finish(sc, 1, rbuf, rcount, rtype, &rl, comm);
     return true;

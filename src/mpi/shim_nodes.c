@@ -271,6 +271,93 @@ static bool node_totals(shim_nodes *nd, const size_t *per_rank, const size_t *of
     return true;
 }
 
+/* ---- sizes only some ranks know: gatherv and scatterv ---- */
+
+/* Point-to-point of n bytes that both ends know, in pieces within an int. */
+#define PIECE_BYTES ((size_t)1 << 30)
+
+static void send_all(const char *p, size_t n, int to, MPI_Comm comm)
+{
+    for (size_t k; n; p += k, n -= k) {
+        k = n < PIECE_BYTES ? n : PIECE_BYTES;
+        PMPI_Send(p, (int)k, MPI_BYTE, to, NODES_TAG, comm);
+    }
+}
+
+static void recv_all(char *p, size_t n, int from, MPI_Comm comm)
+{
+    for (size_t k; n; p += k, n -= k) {
+        k = n < PIECE_BYTES ? n : PIECE_BYTES;
+        PMPI_Recv(p, (int)k, MPI_BYTE, from, NODES_TAG, comm, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Every rank of the node learns every local rank's block size (a root's
+ * counts are known to the root only); returns the node's total. */
+static size_t node_learn_sizes(shim_nodes *nd, size_t mine, uint64_t *sizes)
+{
+    uint64_t me = mine;
+    if (!shim_allgather_by_shoal(&me, 1, MPI_UINT64_T, sizes, 1, MPI_UINT64_T, nd->node, "an allgather inside a node"))
+        PMPI_Allgather(&me, 1, MPI_UINT64_T, sizes, 1, MPI_UINT64_T, nd->node);
+    size_t total = 0;
+    for (int l = 0; l < nd->node_size; l++)
+        total += sizes[l];
+    return total;
+}
+
+/* node_gatherv for sizes of any total (every rank of the node knows them). */
+static void node_gatherv_sized(shim_nodes *nd, const uint64_t *sizes, size_t total, const char *mine, char *node_blocks)
+{
+    if (total <= INT_MAX) {
+        for (int l = 0, at = 0; l < nd->node_size; at += nd->local_counts[l], l++) {
+            nd->local_counts[l] = (int)sizes[l];
+            nd->local_offsets[l] = at;
+        }
+        node_gatherv(nd, mine, node_blocks);
+    } else if (leads(nd)) {
+        memcpy(node_blocks, mine, sizes[0]);
+        size_t at = sizes[0];
+        for (int l = 1; l < nd->node_size; at += sizes[l], l++)
+            recv_all(node_blocks + at, sizes[l], l, nd->node);
+    } else {
+        send_all(mine, sizes[nd->local], 0, nd->node);
+    }
+}
+
+/* The mirror: from the leader's node_blocks, sizes[l] bytes to local rank l. */
+static void node_scatterv_sized(shim_nodes *nd, const uint64_t *sizes, size_t total, const char *node_blocks,
+                                char *into)
+{
+    if (total <= INT_MAX) {
+        for (int l = 0, at = 0; l < nd->node_size; at += nd->local_counts[l], l++) {
+            nd->local_counts[l] = (int)sizes[l];
+            nd->local_offsets[l] = at;
+        }
+        node_scatterv(nd, node_blocks, into, MPI_BYTE);
+    } else if (leads(nd)) {
+        memcpy(into, node_blocks, sizes[0]);
+        size_t at = sizes[0];
+        for (int l = 1; l < nd->node_size; at += sizes[l], l++)
+            send_all(node_blocks + at, sizes[l], l, nd->node);
+    } else {
+        recv_all(into, sizes[nd->local], 0, nd->node);
+    }
+}
+
+/* At the root: every node's total and place in node-major order (of the
+ * rank-order blocks bytes[r]), into the first 2 * count entries of spans. */
+static size_t root_node_spans(const shim_nodes *nd, const size_t *bytes, uint64_t *spans)
+{
+    size_t at = 0;
+    for (int i = 0; i < nd->count; i++) {
+        spans[2 * i + 1] = at;
+        for (int m = nd->first[i]; m < nd->first[i + 1]; m++)
+            at += bytes[nd->rank_at[m]];
+        spans[2 * i] = at - spans[2 * i + 1];
+    }
+    return at;
+}
+
 /* ---- the compositions ---- */
 
 static void say_plan_once(const shim_comm *sc, const char *coll, const char *steps)
@@ -576,5 +663,119 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
         }
     }
     node_scatter(nd, rows, row, rdata);
+    return true;
+}
+
+bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *rbase, const size_t *rbytes,
+                        const size_t *roffs, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, root_node = node_of(nd, root);
+    bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
+    say_plan_once(sc, "gatherv", "node gatherv to each leader, the leaders' blocks to the root's leader, to the root");
+    /* sizes: every local rank's; spans: the root's view of every node. */
+    uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
+    uint64_t *spans = sizes + nd->node_size;
+    const char *mine = sdata ? sdata : rbase + roffs[root];
+    size_t node_total = node_learn_sizes(nd, sdata ? sbytes : rbytes[root], sizes);
+    size_t all = 0;
+    if (is_root)
+        all = root_node_spans(nd, rbytes, spans);
+    if (on_root_node && !leads(nd) && is_root) {
+        PMPI_Send(&all, 1, MPI_UINT64_T, 0, NODES_TAG, nd->node);
+        PMPI_Send(spans, 2 * nd->count, MPI_UINT64_T, 0, NODES_TAG, nd->node);
+    }
+    if (on_root_node && leads(nd) && !is_root) {
+        uint64_t got;
+        PMPI_Recv(&got, 1, MPI_UINT64_T, local_of(nd, root), NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+        all = got;
+        PMPI_Recv(spans, 2 * nd->count, MPI_UINT64_T, local_of(nd, root), NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+    }
+    /* The leader of the root's node holds every block in node-major order;
+     * the others their node's. */
+    char *major = leads(nd) ? stage(nd, 0, (on_root_node ? all : node_total) + 1) : NULL;
+    char *node_blocks = major && on_root_node ? major + spans[2 * root_node + 1] : major;
+    node_gatherv_sized(nd, sizes, node_total, mine, node_blocks);
+    if (leads(nd)) {
+        if (on_root_node) {
+            for (int i = 0; i < nd->count; i++)
+                if (i != root_node)
+                    recv_all(major + spans[2 * i + 1], spans[2 * i], i, nd->leaders);
+        } else {
+            send_all(major, node_total, root_node, nd->leaders);
+        }
+    }
+    if (!on_root_node)
+        return true;
+    if (leads(nd) && !is_root)
+        send_all(major, all, local_of(nd, root), nd->node);
+    if (!is_root)
+        return true;
+    if (!leads(nd)) {
+        major = stage(nd, 0, all + 1);
+        recv_all(major, all, 0, nd->node);
+    }
+    size_t at = 0;
+    for (int m = 0; m < n; m++) {
+        int r = nd->rank_at[m];
+        if (r != root || sdata)
+            memcpy(rbase + roffs[r], major + at, rbytes[r]);
+        at += rbytes[r];
+    }
+    return true;
+}
+
+bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes, const size_t *soffs, char *rdata,
+                         size_t rbytes, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, root_node = node_of(nd, root);
+    bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
+    say_plan_once(sc, "scatterv", "to the root's leader, its blocks to each leader, node scatterv");
+    uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
+    uint64_t *spans = sizes + nd->node_size;
+    size_t node_total = node_learn_sizes(nd, rdata ? rbytes : sbytes[root], sizes);
+    /* The root: every block in node-major order. */
+    size_t all = 0;
+    char *major = NULL;
+    if (is_root) {
+        all = root_node_spans(nd, sbytes, spans);
+        major = stage(nd, 0, all + 1);
+        size_t at = 0;
+        for (int m = 0; m < n; m++) {
+            int r = nd->rank_at[m];
+            memcpy(major + at, sbase + soffs[r], sbytes[r]);
+            at += sbytes[r];
+        }
+        if (!leads(nd)) {
+            PMPI_Send(&all, 1, MPI_UINT64_T, 0, NODES_TAG, nd->node);
+            PMPI_Send(spans, 2 * nd->count, MPI_UINT64_T, 0, NODES_TAG, nd->node);
+            send_all(major, all, 0, nd->node);
+        }
+    } else if (on_root_node && leads(nd)) {
+        uint64_t got;
+        PMPI_Recv(&got, 1, MPI_UINT64_T, local_of(nd, root), NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+        all = got;
+        PMPI_Recv(spans, 2 * nd->count, MPI_UINT64_T, local_of(nd, root), NODES_TAG, nd->node, MPI_STATUS_IGNORE);
+        major = stage(nd, 0, all + 1);
+        recv_all(major, all, local_of(nd, root), nd->node);
+    }
+    /* Each leader: its node's blocks. */
+    const char *node_blocks = NULL;
+    if (leads(nd)) {
+        if (on_root_node) {
+            for (int i = 0; i < nd->count; i++)
+                if (i != root_node)
+                    send_all(major + spans[2 * i + 1], spans[2 * i], i, nd->leaders);
+            node_blocks = major + spans[2 * root_node + 1];
+        } else {
+            char *mine = stage(nd, 0, node_total + 1);
+            recv_all(mine, node_total, root_node, nd->leaders);
+            node_blocks = mine;
+        }
+    }
+    /* An in-place root receives its own block into a spare place. */
+    char *into = rdata ? rdata : stage(nd, 2, sbytes[root] + 1);
+    node_scatterv_sized(nd, sizes, node_total, node_blocks, into);
     return true;
 }

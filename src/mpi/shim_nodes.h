@@ -52,6 +52,13 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
 bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const size_t *rbytes, const size_t *roffs);
 /* n blocks of bytes each way, in rank order; sdata NULL: rdata holds them. */
 bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
+/* Blocks of sizes the root alone knows (rbytes/sbytes and the offsets: at
+ * the root only); sdata NULL: the root's block is in place; rdata NULL:
+ * the in-place root keeps its block. Sizes of any total. */
+bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *rbase, const size_t *rbytes,
+                        const size_t *roffs, int root);
+bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes, const size_t *soffs, char *rdata,
+                         size_t rbytes, int root);
 /* Elements: rank r gets counts[r] of the sum, from firsts[r] of the vector
  * (sbuf MPI_IN_PLACE: the vector is in rbuf). */
 bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
