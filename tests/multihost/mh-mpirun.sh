@@ -19,7 +19,9 @@
 #             hosts together oversubscribe them, and busy polling makes a
 #             run 30 to 50 times slower on 2 cores.
 #   MPICH:    mpiexec -launcher rsh -launcher-exec AGENT -hosts mh1:2,mh2:2 -n 4;
-#             -genv NAME VALUE
+#             -genv NAME VALUE; UCX (Debian's MPICH is ch4:ucx) on eth0 only:
+#             it would also offer peers its loopback address, which on
+#             another host is that host's own.
 set -euo pipefail
 
 mpi=""
@@ -62,7 +64,7 @@ case $mpi in
         ;;
     mpich)
         launcher=${launcher:-mpiexec.mpich}
-        args=(-launcher rsh -launcher-exec "$MH_AGENT" -hosts "$MH_HOSTS" -n "$MH_NP")
+        args=(-launcher rsh -launcher-exec "$MH_AGENT" -hosts "$MH_HOSTS" -n "$MH_NP" -genv UCX_NET_DEVICES eth0)
         for e in "${envs[@]}"; do
             args+=(-genv "${e%%=*}" "${e#*=}")
         done
