@@ -68,6 +68,20 @@ uint64_t core_hash(uint64_t h, const void *p, size_t len)
     return h;
 }
 
+uint64_t core_kernel_id(void)
+{
+    char id[64];
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, id, sizeof id);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    uint64_t h = core_hash(CORE_HASH_START, id, (size_t)got);
+    return h ? h : 1;
+}
+
 bool core_pid_alive(pid_t pid)
 {
     if (pid <= 0)

@@ -32,6 +32,10 @@ bool core_random_bytes(void *buf, size_t len);
 #define CORE_HASH_START 0xcbf29ce484222325ull
 uint64_t core_hash(uint64_t h, const void *p, size_t len);
 
+/* Names the running kernel (a hash of its boot id), alike in every
+ * container and namespace on one machine; 0 where unknown. */
+uint64_t core_kernel_id(void);
+
 /* False once the process is gone or a zombie: a peer that died. */
 bool core_pid_alive(pid_t pid);
 

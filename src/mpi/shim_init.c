@@ -1,5 +1,6 @@
 /* MPI_Init, MPI_Init_thread, MPI_Finalize: where shoal turns on and off. */
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shim_comm.h"
@@ -12,16 +13,37 @@ int shim_node_ranks = 1, shim_node_cores = 1;
 
 static void abort_job(void) { PMPI_Abort(MPI_COMM_WORLD, 1); }
 
-/* How many ranks of the job share this node, and how many cores they may
- * use between them (the union of their affinity masks), so that waiting
- * knows whether ranks take turns on cores; then, without a tuning file, the
- * node's figures for the planner. */
+/* Ranks of the job on this machine's kernel, which MPI's node (one host
+ * name) does not show where hosts are containers or network namespaces of
+ * one machine: they share its cores and memory all the same. Collective. */
+static int ranks_on_this_kernel(void)
+{
+    uint64_t mine = core_kernel_id();
+    int n = 0, same = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    uint64_t *all = malloc((size_t)n * sizeof *all);
+    if (!all)
+        core_fatal("out of memory for %d kernel names", n);
+    PMPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (int r = 0; r < n; r++)
+        same += mine && all[r] == mine;
+    free(all);
+    return same;
+}
+
+/* How many ranks of the job share this node (or, more, this machine), and
+ * how many cores they may use between them (the union of their affinity
+ * masks), so that waiting knows whether ranks take turns on cores; then,
+ * without a tuning file, the node's figures for the planner. */
 static void learn_node(void)
 {
+    int on_kernel = ranks_on_this_kernel();
     MPI_Comm node;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return;
     PMPI_Comm_size(node, &shim_node_ranks);
+    if (on_kernel > shim_node_ranks)
+        shim_node_ranks = on_kernel;
     cpu_set_t mine, all;
     CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof mine, &mine) != 0)
@@ -72,7 +94,8 @@ void shim_start(void)
     shim_comm_setup_keyval();
     learn_node();
     shim_active = true;
-    core_log_once("active: %d ranks on this node, %d cores", shim_node_ranks, shim_node_cores);
+    core_log_once("active: %d ranks on this node (or on this machine, where hosts share it), %d cores", shim_node_ranks,
+                  shim_node_cores);
 }
 
 int MPI_Init(int *argc, char ***argv)

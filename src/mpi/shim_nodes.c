@@ -623,12 +623,18 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
     return true;
 }
 
+/* Above this many bytes per pair of ranks, every block crossing its node
+ * twice (to the leader and from it) costs more than the messages saved:
+ * across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange ties the
+ * host's alltoall at 64 KiB and takes twice its time from 256 KiB. */
+#define NODES_ALLTOALL_MAX_BLOCK 32768
+
 bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
 {
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, ns = nd->node_size;
     size_t row = (size_t)n * bytes, all;
-    if (__builtin_mul_overflow(row, (size_t)n, &all) || all > INT_MAX)
+    if (bytes > NODES_ALLTOALL_MAX_BLOCK || __builtin_mul_overflow(row, (size_t)n, &all) || all > INT_MAX)
         return false;
     say_plan_once(sc, "alltoall",
                   "node gather of every row to each leader, leaders' alltoallv by the host MPI (one message per "

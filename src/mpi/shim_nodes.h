@@ -47,7 +47,8 @@ void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *
 void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
 void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
 /* The rest decide themselves, alike on every rank: false, having done
- * nothing, where the whole would exceed the host's int counts. */
+ * nothing, where the whole would exceed the host's int counts (alltoall:
+ * or where its blocks are too big for the leaders to gain). */
 /* rbytes[r] bytes of rank r at rbase + roffs[r]; sdata NULL: mine is there. */
 bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const size_t *rbytes, const size_t *roffs);
 /* n blocks of bytes each way, in rank order; sdata NULL: rdata holds them. */
