@@ -154,6 +154,31 @@ static void to_rank_order(const shim_nodes *nd, int n, const char *major, char *
         memcpy(out + (size_t)r * bytes, major + (size_t)major_of(nd, r) * bytes, bytes);
 }
 
+/* Blocks of bytes[r] at offs[r] (rank order) packed into major in node-major order. */
+static void to_node_order_v(const shim_nodes *nd, int n, const char *base, const size_t *bytes, const size_t *offs,
+                            char *major)
+{
+    size_t at = 0;
+    for (int m = 0; m < n; m++) {
+        int r = nd->rank_at[m];
+        memcpy(major + at, base + offs[r], bytes[r]);
+        at += bytes[r];
+    }
+}
+
+/* And back, leaving out rank skip's block (-1: none), which is in place. */
+static void from_node_order_v(const shim_nodes *nd, int n, const char *major, char *base, const size_t *bytes,
+                              const size_t *offs, int skip)
+{
+    size_t at = 0;
+    for (int m = 0; m < n; m++) {
+        int r = nd->rank_at[m];
+        if (r != skip)
+            memcpy(base + offs[r], major + at, bytes[r]);
+        at += bytes[r];
+    }
+}
+
 /* The leaders' v-collectives: node i's blocks, in bytes. */
 static void node_spans(shim_nodes *nd, size_t bytes)
 {
@@ -574,15 +599,8 @@ bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const 
     if (leads(nd))
         PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, major, nd->counts, nd->offsets, MPI_BYTE, nd->leaders);
     node_bcast(nd, major, (int)total, MPI_BYTE, 0);
-    if (!packed) {
-        size_t at = 0;
-        for (int m = 0; m < n; m++) {
-            int r = nd->rank_at[m];
-            if (r != me || sdata)
-                memcpy(rbase + roffs[r], major + at, rbytes[r]);
-            at += rbytes[r];
-        }
-    }
+    if (!packed)
+        from_node_order_v(nd, n, major, rbase, rbytes, roffs, sdata ? -1 : me);
     return true;
 }
 
@@ -721,13 +739,7 @@ bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *r
         major = stage(nd, 0, all + 1);
         recv_all(major, all, 0, nd->node);
     }
-    size_t at = 0;
-    for (int m = 0; m < n; m++) {
-        int r = nd->rank_at[m];
-        if (r != root || sdata)
-            memcpy(rbase + roffs[r], major + at, rbytes[r]);
-        at += rbytes[r];
-    }
+    from_node_order_v(nd, n, major, rbase, rbytes, roffs, sdata ? -1 : root);
     return true;
 }
 
@@ -747,12 +759,7 @@ bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes,
     if (is_root) {
         all = root_node_spans(nd, sbytes, spans);
         major = stage(nd, 0, all + 1);
-        size_t at = 0;
-        for (int m = 0; m < n; m++) {
-            int r = nd->rank_at[m];
-            memcpy(major + at, sbase + soffs[r], sbytes[r]);
-            at += sbytes[r];
-        }
+        to_node_order_v(nd, n, sbase, sbytes, soffs, major);
         if (!leads(nd)) {
             PMPI_Send(&all, 1, MPI_UINT64_T, 0, NODES_TAG, nd->node);
             PMPI_Send(spans, 2 * nd->count, MPI_UINT64_T, 0, NODES_TAG, nd->node);
