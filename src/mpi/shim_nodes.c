@@ -8,6 +8,7 @@
 #include "shim_bytes.h"
 #include "shim_coll.h"
 #include "shim_nodes.h"
+#include "plan.h"
 #include "shim_types.h"
 
 /* Tag of the one point-to-point message (reduce's result to a root that is
@@ -385,15 +386,17 @@ static size_t root_node_spans(const shim_nodes *nd, const size_t *bytes, uint64_
 
 /* ---- the compositions ---- */
 
-static void say_plan_once(const shim_comm *sc, const char *coll, const char *steps)
+static void say_plan_once(const shim_comm *sc, core_coll c)
 {
-    core_log_once("%s on a communicator of %d ranks over %d nodes: %s", coll, sc->size, sc->nodes.count, steps);
+    const plan_node_steps *steps = plan_node_steps_for(c, 0);
+    core_log_once("%s on a communicator of %d ranks over %d nodes: %s", core_coll_name(c), sc->size, sc->nodes.count,
+                  steps ? steps->text : "the host MPI's");
 }
 
 bool shim_nodes_barrier(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
-    say_plan_once(sc, "barrier", "node barrier, leaders' barrier by the host MPI, node barrier");
+    say_plan_once(sc, CORE_COLL_BARRIER);
     node_barrier(nd);
     if (leads(nd))
         PMPI_Barrier(nd->leaders);
@@ -410,7 +413,7 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
         return false;
     if (count == 0)
         return true;
-    say_plan_once(sc, "bcast", "node bcast from the root, leaders' bcast by the host MPI, node bcast elsewhere");
+    say_plan_once(sc, CORE_COLL_BCAST);
     int root_node = node_of(nd, root);
     if (nd->my_node == root_node)
         node_bcast(nd, buf, (int)count, type, local_of(nd, root));
@@ -448,7 +451,7 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
         return false;
     if (count == 0)
         return true;
-    say_plan_once(sc, "reduce", "node reduce to each leader, leaders' reduce by the host MPI, to the root");
+    say_plan_once(sc, CORE_COLL_REDUCE);
     int n = (int)count, root_node = node_of(nd, root);
     const void *in = in_place ? rbuf : sbuf;
     if (!leads(nd)) {
@@ -480,7 +483,7 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         return false;
     if (count == 0)
         return true;
-    say_plan_once(sc, "allreduce", "node reduce to each leader, leaders' allreduce by the host MPI, node bcast");
+    say_plan_once(sc, CORE_COLL_ALLREDUCE);
     int n = (int)count;
     if (leads(nd)) {
         node_reduce(nd, sbuf, rbuf, n, type, op);
@@ -498,7 +501,7 @@ void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *
 {
     shim_nodes *nd = &sc->nodes;
     int n = sc->size;
-    say_plan_once(sc, "allgather", "node gather to each leader, leaders' allgatherv by the host MPI, node bcast");
+    say_plan_once(sc, CORE_COLL_ALLGATHER);
     char *major = nd->contiguous ? rdata : stage(nd, 0, (size_t)n * bytes);
     node_gather(nd, sdata ? sdata : rdata + (size_t)sc->rank * bytes, bytes,
                 major + (size_t)nd->first[nd->my_node] * bytes);
@@ -516,7 +519,7 @@ void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rda
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root;
-    say_plan_once(sc, "gather", "node gather to each leader, leaders' gatherv by the host MPI, to the root");
+    say_plan_once(sc, CORE_COLL_GATHER);
     bool direct = nd->contiguous && is_root; /* the blocks land in the root's buffer as they are */
     char *major = direct ? rdata : stage(nd, 0, (size_t)n * bytes);
     const char *mine = sdata ? sdata : rdata + (size_t)root * bytes;
@@ -546,7 +549,7 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root;
     size_t all = (size_t)n * bytes;
-    say_plan_once(sc, "scatter", "to the root's leader, leaders' scatterv by the host MPI, node scatter");
+    say_plan_once(sc, CORE_COLL_SCATTER);
     /* Leaders and the root: blocks in node-major order, and a spare block
      * (the in-place root's copy from the node scatter, which it drops). */
     char *space = leads(nd) || is_root ? stage(nd, 0, all + bytes) : NULL;
@@ -591,7 +594,7 @@ bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const 
         return false;
     if (!total)
         return true;
-    say_plan_once(sc, "allgatherv", "node gatherv to each leader, leaders' allgatherv by the host MPI, node bcast");
+    say_plan_once(sc, CORE_COLL_ALLGATHERV);
     /* Every block in node-major order: straight into rbase where they lie so. */
     char *major = packed ? rbase : stage(nd, 0, total);
     node_local_spans(nd, rbytes);
@@ -613,8 +616,7 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
         return false;
     if (!total)
         return true;
-    say_plan_once(sc, "reduce_scatter",
-                  "node reduce to each leader, leaders' reduce_scatter by the host MPI, node scatterv");
+    say_plan_once(sc, CORE_COLL_REDUCE_SCATTER);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     node_local_spans(nd, counts);
     char *node_slice = NULL;
@@ -641,22 +643,15 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
     return true;
 }
 
-/* Above this many bytes per pair of ranks, every block crossing its node
- * twice (to the leader and from it) costs more than the messages saved:
- * across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange ties the
- * host's alltoall at 64 KiB and takes twice its time from 256 KiB. */
-#define NODES_ALLTOALL_MAX_BLOCK 32768
-
 bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
 {
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, ns = nd->node_size;
     size_t row = (size_t)n * bytes, all;
-    if (bytes > NODES_ALLTOALL_MAX_BLOCK || __builtin_mul_overflow(row, (size_t)n, &all) || all > INT_MAX)
+    if (!plan_node_steps_for(CORE_COLL_ALLTOALL, bytes) || __builtin_mul_overflow(row, (size_t)n, &all) ||
+        all > INT_MAX)
         return false;
-    say_plan_once(sc, "alltoall",
-                  "node gather of every row to each leader, leaders' alltoallv by the host MPI (one message per "
-                  "pair of nodes), node scatter");
+    say_plan_once(sc, CORE_COLL_ALLTOALL);
     /* rows: local rank l's row (its blocks for every rank) at l * row. */
     char *rows = leads(nd) ? stage(nd, 0, (size_t)ns * row) : NULL;
     node_gather(nd, sdata ? sdata : rdata, row, rows);
@@ -696,7 +691,7 @@ bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *r
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
-    say_plan_once(sc, "gatherv", "node gatherv to each leader, the leaders' blocks to the root's leader, to the root");
+    say_plan_once(sc, CORE_COLL_GATHERV);
     /* sizes: every local rank's; spans: the root's view of every node. */
     uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
     uint64_t *spans = sizes + nd->node_size;
@@ -749,7 +744,7 @@ bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes,
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
-    say_plan_once(sc, "scatterv", "to the root's leader, its blocks to each leader, node scatterv");
+    say_plan_once(sc, CORE_COLL_SCATTERV);
     uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
     uint64_t *spans = sizes + nd->node_size;
     size_t node_total = node_learn_sizes(nd, rdata ? rbytes : sbytes[root], sizes);

@@ -154,4 +154,19 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max);
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
 #define PLAN_REDUCE_BLOCK (64 * 1024)
 
+/* ---- communicators spanning nodes ----
+ * A collective over several nodes: a step inside each node (a collective of
+ * shoal's on the node's ranks), the leaders' step on the host MPI, a last
+ * step inside each node. */
+typedef struct plan_node_steps {
+    core_coll first;     /* inside each node before the leaders' step (CORE_COLL_COUNT: none) */
+    const char *between; /* the leaders' call to the host MPI */
+    core_coll last;      /* inside each node after it (CORE_COLL_COUNT: none, or to the root alone) */
+    const char *text;    /* the whole, in words (SHOAL_VERBOSE, shoal explain) */
+} plan_node_steps;
+
+/* How collective c of `bytes` per rank (or per pair) runs across nodes;
+ * NULL: the host MPI runs it whole. Alike on every rank. */
+const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes);
+
 #endif

@@ -32,6 +32,15 @@ expect 0 "excluded by SHOAL_LANES" -- env SHOAL_LANES=cells "$shoal" explain gat
 expect 2 "not a collective" -- "$shoal" explain allreduse 1M
 expect 2 "not a size" -- "$shoal" explain allreduce 12Q
 expect 0 "least regret of [0-9]+ candidates" -- "$shoal" explain bcast 256K -np 2 --inputs repeat
+# Across nodes: the steps, each node step's plan, and the calls the host runs whole.
+expect 0 "^  first    reduce on the node's 8 ranks: [a-z]+ over" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
+expect 0 "^  between  allreduce by the host MPI on 4 leaders" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
+expect 0 "^  last     bcast on the node's 8 ranks" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
+expect 0 "^two levels: node gather of every row" -- "$shoal" explain alltoall 1K --nodes 2 --ppn 4
+expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
+expect 0 "host MPI runs it whole: one rank per node" -- "$shoal" explain bcast 8 --nodes 3 --ppn 1
+expect 0 "host MPI runs it whole: SHOAL_ACROSS_NODES=0" -- env SHOAL_ACROSS_NODES=0 "$shoal" explain bcast 8 --nodes 2 --ppn 2
+expect 2 "with --nodes, only --ppn" -- "$shoal" explain bcast 8 --nodes 2 --ppn 2 -np 4
 expect 0 "unchanged \(us\) +regret" -- "$shoal" explain allgather 1M -np 4 --inputs repeat
 expect 0 "inputs: unchanged since the last call" -- "$shoal" explain scatter 1M -np 2 --inputs unchanged
 expect 0 "excluded by the first call's grouping" -- "$shoal" explain reduce 4M -np 8 --cores 2 --inputs repeat

@@ -87,6 +87,74 @@ static int explain_grid(const char *tuning)
     return 0;
 }
 
+/* ---- a communicator spanning nodes: the steps, and each node step's plan ---- */
+
+static void node_step_line(const char *when, core_coll c, size_t bytes, int ppn)
+{
+    if (c == CORE_COLL_COUNT || ppn < 2) {
+        printf("  %-8s -\n", when);
+        return;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    plan_query q = {.coll = c,
+                    .bytes = bytes,
+                    .n = ppn,
+                    .ppn = ppn,
+                    .cores = online > 0 ? (int)online : 1,
+                    .window = 128 * 1024,
+                    .usable = {true, true, true}};
+    /* The v-steps are planned as their even forms. */
+    if (c == CORE_COLL_GATHERV)
+        q.coll = CORE_COLL_GATHER;
+    if (c == CORE_COLL_SCATTERV)
+        q.coll = CORE_COLL_SCATTER;
+    plan_choice ch = plan_choose(&q);
+    printf("  %-8s %s on the node's %d ranks: %s over %s, modelled %.3f us\n", when, core_coll_name(c), ppn,
+           plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe), ch.model_ns / 1e3);
+}
+
+static int explain_nodes(int argc, char **argv, int coll, int nodes)
+{
+    size_t bytes;
+    int ppn = 0;
+    if (coll < 0)
+        return fail("not a collective", argv[1]);
+    if (!core_parse_size(argv[2], &bytes))
+        return fail("not a size", argv[2]);
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+            i++;
+        else if (!strcmp(argv[i], "--ppn") && i + 1 < argc)
+            ppn = atoi(argv[++i]);
+        else
+            return fail("with --nodes, only --ppn", argv[i]);
+    }
+    if (nodes < 1 || ppn < 1)
+        return fail("--nodes and --ppn must be at least 1", NULL);
+    printf("%s of %zu bytes on %d nodes of %d ranks\n", argv[1], bytes, nodes, ppn);
+    const plan_node_steps *steps = plan_node_steps_for((core_coll)coll, bytes);
+    if (nodes == 1) {
+        printf("one node: shoal explain %s %s -np %d\n", argv[1], argv[2], ppn);
+        return 0;
+    }
+    if (ppn == 1 || !steps || !core_config_get()->across_nodes) {
+        printf("the host MPI runs it whole: %s\n", ppn == 1 ? "one rank per node"
+                                                   : !steps ? "no two-level form of this call at this size"
+                                                            : "SHOAL_ACROSS_NODES=0");
+        return 0;
+    }
+    printf("two levels: %s\n", steps->text);
+    /* What each node step moves per rank: alltoall's rows and allgather's
+     * whole result are every rank's blocks. */
+    size_t all = bytes * (size_t)nodes * (size_t)ppn;
+    bool rows = coll == CORE_COLL_ALLTOALL, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
+    node_step_line("first", steps->first, rows ? all : bytes, ppn);
+    printf("  %-8s %s by the host MPI on %d leaders (not priced: shoal does not measure the link between nodes yet)\n",
+           "between", steps->between, nodes);
+    node_step_line("last", steps->last, whole ? all : bytes, ppn);
+    return 0;
+}
+
 int explain_main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--grid")) {
@@ -99,9 +167,12 @@ int explain_main(int argc, char **argv)
     if (argc < 3)
         return fail(
             "usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES] "
-            "[--inputs fresh|unchanged|repeat]",
+            "[--inputs fresh|unchanged|repeat] | COLLECTIVE SIZE --nodes N --ppn P",
             NULL);
     int coll = core_coll_from_name(argv[1]);
+    for (int i = 3; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--nodes"))
+            return explain_nodes(argc, argv, coll, atoi(argv[i + 1]));
     if (coll < 0 || coll == CORE_COLL_GATHERV || coll == CORE_COLL_SCATTERV || coll == CORE_COLL_ALLGATHERV ||
         coll == CORE_COLL_ALLTOALLV)
         return fail("not a collective shoal plans by size (barrier bcast reduce allreduce gather allgather scatter "
