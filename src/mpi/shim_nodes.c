@@ -261,13 +261,14 @@ static void node_scatterv(shim_nodes *nd, const void *node_slice, void *into, MP
         PMPI_Scatterv(node_slice, nd->local_counts, nd->local_offsets, type, into, mine, type, 0, nd->node);
 }
 
-/* local_counts and local_offsets of this node's ranks, per_rank[r] each
- * (bytes or elements), packed in local order. */
-static void node_local_spans(shim_nodes *nd, const size_t *per_rank)
+/* local_counts and local_offsets of this node's ranks, packed in local
+ * order: sizes (bytes or elements) per rank of the communicator (by_rank),
+ * else per local rank. */
+static void node_local_spans(shim_nodes *nd, const size_t *sizes, bool by_rank)
 {
     int at = 0, first = nd->first[nd->my_node];
     for (int l = 0; l < nd->node_size; l++) {
-        nd->local_counts[l] = (int)per_rank[nd->rank_at[first + l]];
+        nd->local_counts[l] = (int)sizes[by_rank ? nd->rank_at[first + l] : l];
         nd->local_offsets[l] = at;
         at += nd->local_counts[l];
     }
@@ -318,9 +319,19 @@ static void recv_all(char *p, size_t n, int from, MPI_Comm comm)
     }
 }
 
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes travel as MPI_UINT64_T");
+
+/* gatherv's and scatterv's scratch: every local rank's size, and the root's
+ * view of every node (root_node_spans). */
+static void sized_scratch(shim_nodes *nd, size_t **sizes, uint64_t **spans)
+{
+    *sizes = (size_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * sizeof(uint64_t));
+    *spans = (uint64_t *)(*sizes + nd->node_size);
+}
+
 /* Every rank of the node learns every local rank's block size (a root's
  * counts are known to the root only); returns the node's total. */
-static size_t node_learn_sizes(shim_nodes *nd, size_t mine, uint64_t *sizes)
+static size_t node_learn_sizes(shim_nodes *nd, size_t mine, size_t *sizes)
 {
     uint64_t me = mine;
     if (!shim_allgather_by_shoal(&me, 1, MPI_UINT64_T, sizes, 1, MPI_UINT64_T, nd->node, "an allgather inside a node"))
@@ -332,13 +343,10 @@ static size_t node_learn_sizes(shim_nodes *nd, size_t mine, uint64_t *sizes)
 }
 
 /* node_gatherv for sizes of any total (every rank of the node knows them). */
-static void node_gatherv_sized(shim_nodes *nd, const uint64_t *sizes, size_t total, const char *mine, char *node_blocks)
+static void node_gatherv_sized(shim_nodes *nd, const size_t *sizes, size_t total, const char *mine, char *node_blocks)
 {
     if (total <= INT_MAX) {
-        for (int l = 0, at = 0; l < nd->node_size; at += nd->local_counts[l], l++) {
-            nd->local_counts[l] = (int)sizes[l];
-            nd->local_offsets[l] = at;
-        }
+        node_local_spans(nd, sizes, false);
         node_gatherv(nd, mine, node_blocks);
     } else if (leads(nd)) {
         memcpy(node_blocks, mine, sizes[0]);
@@ -351,14 +359,10 @@ static void node_gatherv_sized(shim_nodes *nd, const uint64_t *sizes, size_t tot
 }
 
 /* The mirror: from the leader's node_blocks, sizes[l] bytes to local rank l. */
-static void node_scatterv_sized(shim_nodes *nd, const uint64_t *sizes, size_t total, const char *node_blocks,
-                                char *into)
+static void node_scatterv_sized(shim_nodes *nd, const size_t *sizes, size_t total, const char *node_blocks, char *into)
 {
     if (total <= INT_MAX) {
-        for (int l = 0, at = 0; l < nd->node_size; at += nd->local_counts[l], l++) {
-            nd->local_counts[l] = (int)sizes[l];
-            nd->local_offsets[l] = at;
-        }
+        node_local_spans(nd, sizes, false);
         node_scatterv(nd, node_blocks, into, MPI_BYTE);
     } else if (leads(nd)) {
         memcpy(into, node_blocks, sizes[0]);
@@ -597,7 +601,7 @@ bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const 
     say_plan_once(sc, CORE_COLL_ALLGATHERV);
     /* Every block in node-major order: straight into rbase where they lie so. */
     char *major = packed ? rbase : stage(nd, 0, total);
-    node_local_spans(nd, rbytes);
+    node_local_spans(nd, rbytes, true);
     node_gatherv(nd, sdata ? sdata : rbase + roffs[me], major + nd->offsets[nd->my_node]);
     if (leads(nd))
         PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, major, nd->counts, nd->offsets, MPI_BYTE, nd->leaders);
@@ -618,7 +622,7 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
         return true;
     say_plan_once(sc, CORE_COLL_REDUCE_SCATTER);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    node_local_spans(nd, counts);
+    node_local_spans(nd, counts, true);
     char *node_slice = NULL;
     if (leads(nd)) {
         char *node_sum = shim_comm_scratch(sc, 0, total * extent);
@@ -693,8 +697,9 @@ bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *r
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
     say_plan_once(sc, CORE_COLL_GATHERV);
     /* sizes: every local rank's; spans: the root's view of every node. */
-    uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
-    uint64_t *spans = sizes + nd->node_size;
+    size_t *sizes;
+    uint64_t *spans;
+    sized_scratch(nd, &sizes, &spans);
     const char *mine = sdata ? sdata : rbase + roffs[root];
     size_t node_total = node_learn_sizes(nd, sdata ? sbytes : rbytes[root], sizes);
     size_t all = 0;
@@ -745,8 +750,9 @@ bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes,
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
     say_plan_once(sc, CORE_COLL_SCATTERV);
-    uint64_t *sizes = (uint64_t *)(void *)stage(nd, 1, ((size_t)nd->node_size + 2 * (size_t)nd->count) * 8);
-    uint64_t *spans = sizes + nd->node_size;
+    size_t *sizes;
+    uint64_t *spans;
+    sized_scratch(nd, &sizes, &spans);
     size_t node_total = node_learn_sizes(nd, rdata ? rbytes : sbytes[root], sizes);
     /* The root: every block in node-major order. */
     size_t all = 0;
