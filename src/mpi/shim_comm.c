@@ -116,7 +116,6 @@ void shim_all_alike(const uint64_t *values, bool *alike, int n, MPI_Comm comm)
         alike[i] = most[2 * i] == values[i] && most[2 * i + 1] == ~values[i];
 }
 
-/* What the ranks of a communicator agree on before shoal takes it over. */
 /* The v-variants' per-rank scratch (shim_comm.sizes). */
 static void give_sizes(shim_comm *sc)
 {
@@ -125,6 +124,7 @@ static void give_sizes(shim_comm *sc)
         core_fatal("out of memory for communicator state");
 }
 
+/* What the ranks of a communicator agree on before shoal takes it over. */
 typedef struct team_agreement {
     bool same_plans;    /* every rank prices calls alike */
     parked_team *adopt; /* the parked team every rank offered, NULL: none */
