@@ -1,5 +1,9 @@
 # Test helpers shared by every tests/ folder.
 #
+# Every test's name begins with SHOAL_MPI: the preset's name (openmpi.coll.np2,
+# mpich.coll.np2), or in a SHOAL_MPI=auto tree the flavour read from the MPI's
+# header (cmake/HostMPI.cmake): openmpi, mpich or other.
+#
 # shoal_add_mpi_test(NAME <name> NP <n> COMMAND <exe> [args...]
 #                    [TIMEOUT <s>] [LABELS <l>...] [ENV <K=V>...])
 # runs <exe> under this tree's launcher through scripts/mpi-test-run.sh, which
