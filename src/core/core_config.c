@@ -149,6 +149,17 @@ static const core_setting settings[] = {
      .description = "for tests: split each node's ranks of a communicator into this many pretend nodes (local "
                     "rank modulo N), so the two-level collectives run on one host, as MPICH's "
                     "`MPIR_CVAR_NUM_CLIQUES` does"},
+    {.name = "SHOAL_NODE_SEGMENT",
+     .kind = CORE_SETTING_SIZE,
+     FIELD(node_segment),
+     .value = 0,
+     .shared = true,
+     .fallback = "segments as the planner prices them",
+     .default_text = "automatic",
+     .description = "across nodes, a long bcast, reduce or allreduce is cut into segments of this many bytes so "
+                    "that the steps inside the nodes overlap the host MPI's transfers between them (`1M`); "
+                    "automatic: the planner prices each segment size with the link's figures and takes the "
+                    "cheapest, which may be the whole message"},
     {.name = "SHOAL_CMA",
      .kind = CORE_SETTING_CHOICE,
      FIELD(cma),

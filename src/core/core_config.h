@@ -61,6 +61,8 @@ typedef struct core_config {
                                     shoal builds its state */
     bool across_nodes;       /* SHOAL_ACROSS_NODES: communicators spanning nodes run in two levels */
     long node_cliques;       /* SHOAL_NODE_CLIQUES: split each node's ranks into this many pretend nodes */
+    size_t node_segment;     /* SHOAL_NODE_SEGMENT: bytes per segment of a long message across nodes;
+                                    0 = the planner's */
     char lanes[64];          /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[1024];         /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
     char tuning_file[1024];  /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */

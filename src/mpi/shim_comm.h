@@ -22,6 +22,12 @@
  * (shim_nodes.h). */
 typedef enum { SHIM_WARMING, SHIM_PASS, SHIM_TEAM, SHIM_NODES } shim_mode;
 
+/* Size classes of long messages across nodes, powers of two of their
+ * bytes from SHIM_NODES_FIRST_CLASS, each with the segment size its
+ * bcast, reduce and allreduce are cut into. */
+#define SHIM_NODES_FIRST_CLASS 17
+#define SHIM_NODES_CLASSES 18
+
 /* A communicator spanning nodes: its node part and its leaders. */
 typedef struct shim_nodes {
     MPI_Comm node;    /* this rank's node part, in the communicator's order */
@@ -39,6 +45,9 @@ typedef struct shim_nodes {
     bool contiguous;                   /* node-major order is the communicator's */
     char *stage[3];                    /* per-call buffers: blocks in node-major order, regrouped ones */
     size_t stage_size[3];
+    /* Per size class, bytes per segment of a bcast, reduce and allreduce
+     * (0: not cut), alike on every rank (agreed when the state is built). */
+    uint64_t segment[3][SHIM_NODES_CLASSES];
 } shim_nodes;
 
 typedef struct shim_comm {

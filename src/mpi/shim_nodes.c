@@ -7,6 +7,7 @@
 
 #include "shim_bytes.h"
 #include "shim_coll.h"
+#include "shim_init.h"
 #include "shim_nodes.h"
 #include "plan.h"
 #include "shim_types.h"
@@ -43,6 +44,30 @@ static void host_progress(void)
 {
     int arrived;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &arrived, MPI_STATUS_IGNORE);
+}
+
+static const core_coll cut_colls[3] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
+
+/* Segment sizes per size class, priced by rank 0 with its node's figures
+ * and sent to every rank: nodes may hold models of their own (each probed
+ * itself), and every rank must cut a message alike. */
+static void agree_segments(shim_comm *sc)
+{
+    shim_nodes *nd = &sc->nodes;
+    if (sc->rank == 0) {
+        plan_query node = {.n = nd->node_size,
+                           .ppn = shim_node_ranks,
+                           .cores = shim_node_cores,
+                           .window = 128 * 1024,
+                           .usable = {[LANE_CELLS] = true, [LANE_CMA] = true, [LANE_HOST] = true}};
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < SHIM_NODES_CLASSES; k++) {
+                size_t bytes = (size_t)1 << (SHIM_NODES_FIRST_CLASS + k);
+                size_t segment = plan_node_segment(cut_colls[i], bytes, nd->count, &node);
+                nd->segment[i][k] = segment < bytes ? segment : 0;
+            }
+    }
+    PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
 }
 
 bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
@@ -96,6 +121,7 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
         nd->rank_at[major] = r;
         nd->contiguous = nd->contiguous && major == r;
     }
+    agree_segments(sc);
     core_flag_set_idle(host_progress);
     return true;
 }
@@ -390,6 +416,118 @@ static size_t root_node_spans(const shim_nodes *nd, const size_t *bytes, uint64_
 
 /* ---- the compositions ---- */
 
+/* Elements per segment of a bcast, reduce or allreduce of count elements
+ * `extent` bytes apart: count itself when it is not cut. */
+static int segment_count(const shim_nodes *nd, core_coll c, int count, size_t extent)
+{
+    size_t bytes = (size_t)count * extent, forced = core_config_get()->node_segment, segment = forced;
+    if (!extent)
+        return count;
+    if (!forced) {
+        int k = -SHIM_NODES_FIRST_CLASS;
+        for (size_t b = bytes; b > 1; b >>= 1)
+            k++;
+        if (k < 0)
+            return count;
+        int i = c == CORE_COLL_BCAST ? 0 : c == CORE_COLL_REDUCE ? 1 : 2;
+        segment = nd->segment[i][k < SHIM_NODES_CLASSES ? k : SHIM_NODES_CLASSES - 1];
+        if (!segment)
+            return count;
+    }
+    size_t per = segment / extent;
+    return per < 1 ? 1 : per < (size_t)count ? (int)per : count;
+}
+
+/* The pipelines: each leader keeps two segments' host calls in flight (in
+ * the same order on every leader, as MPI orders non-blocking collectives)
+ * while its node steps run on the segments beside them. */
+typedef struct segments {
+    int per, count; /* elements per segment, in all */
+    size_t extent;
+} segments;
+
+static int segment_elements(const segments *sg, int k)
+{
+    return k * sg->per + sg->per <= sg->count ? sg->per : sg->count - k * sg->per;
+}
+static size_t segment_offset(const segments *sg, int k) { return (size_t)k * (size_t)sg->per * sg->extent; }
+static int segment_total(const segments *sg) { return (sg->count + sg->per - 1) / sg->per; }
+
+/* Both slots' host calls finished (a loop: MPICH's MPI_STATUSES_IGNORE
+ * trips GCC's access checks on PMPI_Waitall). */
+static void wait_both(MPI_Request req[2])
+{
+    for (int i = 0; i < 2; i++)
+        PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+}
+
+static void bcast_in_segments(shim_nodes *nd, char *buf, MPI_Datatype type, const segments *sg, int root)
+{
+    int root_node = node_of(nd, root), total = segment_total(sg);
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (int k = 0; k < total; k++) {
+        char *p = buf + segment_offset(sg, k);
+        int n = segment_elements(sg, k);
+        if (nd->my_node == root_node) {
+            node_bcast(nd, p, n, type, local_of(nd, root));
+            if (leads(nd)) {
+                PMPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
+                PMPI_Ibcast(p, n, type, root_node, nd->leaders, &req[k % 2]);
+            }
+            continue;
+        }
+        if (leads(nd)) {
+            for (int j = k == 0 ? 0 : k + 1; j <= k + 1 && j < total; j++)
+                PMPI_Ibcast(buf + segment_offset(sg, j), segment_elements(sg, j), type, root_node, nd->leaders,
+                            &req[j % 2]);
+            PMPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
+        }
+        node_bcast(nd, p, n, type, 0);
+    }
+    wait_both(req);
+}
+
+/* sbuf MPI_IN_PLACE: the input is in rbuf. */
+static void allreduce_in_segments(shim_nodes *nd, const char *sbuf, char *rbuf, MPI_Datatype type, MPI_Op op,
+                                  const segments *sg)
+{
+    int total = segment_total(sg);
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (int k = 0; k <= total; k++) {
+        if (k < total) {
+            size_t at = segment_offset(sg, k);
+            int n = segment_elements(sg, k);
+            if (leads(nd)) {
+                node_reduce(nd, sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : sbuf + at, rbuf + at, n, type, op);
+                PMPI_Iallreduce(MPI_IN_PLACE, rbuf + at, n, type, op, nd->leaders, &req[k % 2]);
+            } else {
+                node_reduce(nd, (sbuf == MPI_IN_PLACE ? rbuf : sbuf) + at, NULL, n, type, op);
+            }
+        }
+        if (k > 0) {
+            PMPI_Wait(&req[(k - 1) % 2], MPI_STATUS_IGNORE);
+            node_bcast(nd, rbuf + segment_offset(sg, k - 1), segment_elements(sg, k - 1), type, 0);
+        }
+    }
+}
+
+/* A leader's part: its node's sums into node_sum, the leaders' into sum at
+ * the root node's leader (NULL elsewhere). */
+static void reduce_in_segments(shim_nodes *nd, const char *in, char *node_sum, char *sum, MPI_Datatype type, MPI_Op op,
+                               const segments *sg, int root_node)
+{
+    int total = segment_total(sg);
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (int k = 0; k < total; k++) {
+        size_t at = segment_offset(sg, k);
+        int n = segment_elements(sg, k);
+        node_reduce(nd, in + at, node_sum + at, n, type, op);
+        PMPI_Wait(&req[k % 2], MPI_STATUS_IGNORE);
+        PMPI_Ireduce(node_sum + at, sum ? sum + at : NULL, n, type, op, root_node, nd->leaders, &req[k % 2]);
+    }
+    wait_both(req);
+}
+
 static void say_plan_once(const shim_comm *sc, core_coll c)
 {
     const plan_node_steps *steps = plan_node_steps_for(c, 0);
@@ -418,6 +556,18 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
     if (count == 0)
         return true;
     say_plan_once(sc, CORE_COLL_BCAST);
+    /* Segments are cut from the bytes: ranks may describe the same bytes
+     * with different datatypes (only the type signatures must match). */
+    size_t bytes = (size_t)count * l.size;
+    segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
+    if (sg.per && sg.per < sg.count) {
+        char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
+                                      : shim_recv_bytes(sc, 0, buf, count, &l);
+        bcast_in_segments(nd, data, MPI_BYTE, &sg, root);
+        if (sc->rank != root)
+            shim_recv_finish(sc, 0, buf, count, type, &l, sc->comm);
+        return true;
+    }
     int root_node = node_of(nd, root);
     if (nd->my_node == root_node)
         node_bcast(nd, buf, (int)count, type, local_of(nd, root));
@@ -457,25 +607,27 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
         return true;
     say_plan_once(sc, CORE_COLL_REDUCE);
     int n = (int)count, root_node = node_of(nd, root);
-    const void *in = in_place ? rbuf : sbuf;
+    const char *in = in_place ? rbuf : sbuf;
+    segments sg = {segment_count(nd, CORE_COLL_REDUCE, n, extent), n, extent};
     if (!leads(nd)) {
-        node_reduce(nd, in, NULL, n, type, op);
+        for (int k = 0; k < segment_total(&sg); k++)
+            node_reduce(nd, in + segment_offset(&sg, k), NULL, segment_elements(&sg, k), type, op);
         if (is_root)
             PMPI_Recv(rbuf, n, type, 0, NODES_TAG, nd->node, MPI_STATUS_IGNORE);
         return true;
     }
     /* A leader: its node's sum, then the leaders' into the root's node (not
      * in place: MPICH 4.0.2 crashes reducing in place at a root other than 0). */
-    void *node_sum = shim_comm_scratch(sc, 0, (size_t)n * extent);
-    node_reduce(nd, in, node_sum, n, type, op);
-    if (nd->my_node == root_node) {
-        void *sum = is_root ? rbuf : shim_comm_scratch(sc, 1, (size_t)n * extent);
-        PMPI_Reduce(node_sum, sum, n, type, op, root_node, nd->leaders);
-        if (!is_root)
-            PMPI_Send(sum, n, type, local_of(nd, root), NODES_TAG, nd->node);
+    char *node_sum = shim_comm_scratch(sc, 0, (size_t)n * extent);
+    char *sum = nd->my_node != root_node ? NULL : is_root ? rbuf : shim_comm_scratch(sc, 1, (size_t)n * extent);
+    if (sg.per < sg.count) {
+        reduce_in_segments(nd, in, node_sum, sum, type, op, &sg, root_node);
     } else {
-        PMPI_Reduce(node_sum, NULL, n, type, op, root_node, nd->leaders);
+        node_reduce(nd, in, node_sum, n, type, op);
+        PMPI_Reduce(node_sum, sum, n, type, op, root_node, nd->leaders);
     }
+    if (sum && !is_root)
+        PMPI_Send(sum, n, type, local_of(nd, root), NODES_TAG, nd->node);
     return true;
 }
 
@@ -489,6 +641,11 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         return true;
     say_plan_once(sc, CORE_COLL_ALLREDUCE);
     int n = (int)count;
+    segments sg = {segment_count(nd, CORE_COLL_ALLREDUCE, n, extent), n, extent};
+    if (sg.per < sg.count) {
+        allreduce_in_segments(nd, sbuf, rbuf, type, op, &sg);
+        return true;
+    }
     if (leads(nd)) {
         node_reduce(nd, sbuf, rbuf, n, type, op);
         PMPI_Allreduce(MPI_IN_PLACE, rbuf, n, type, op, nd->leaders);

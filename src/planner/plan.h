@@ -169,4 +169,26 @@ typedef struct plan_node_steps {
  * NULL: the host MPI runs it whole. Alike on every rank. */
 const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes);
 
+/* A long bcast, reduce or allreduce across nodes is cut into segments, so
+ * that the leaders' host call on one segment is in flight while the node
+ * steps run on its neighbours. Each segment size is priced: the node steps
+ * as the planner runs them on a node (`node`: its n, ppn, cores, lanes and
+ * window), the leaders' step with the model's link figures. */
+typedef struct plan_node_candidate {
+    size_t segment;                       /* bytes per segment; the message's size: not cut */
+    size_t segments;                      /* how many */
+    double first_ns, between_ns, last_ns; /* one segment's steps */
+    double ns;                            /* the whole call */
+} plan_node_candidate;
+
+/* Whether collective c is ever cut into segments across nodes. */
+bool plan_node_cuts(core_coll c);
+/* Every segment size for c of `bytes` over `nodes` nodes, the whole message
+ * first; returns how many (<= max; 0: c does not run in two levels). */
+int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query *node, plan_node_candidate *out,
+                         int max);
+/* The cheapest candidate's segment (SHOAL_NODE_SEGMENT forces one);
+ * `bytes` itself: not cut. */
+size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node);
+
 #endif

@@ -22,14 +22,18 @@ void plan_model_defaults(plan_model *m)
     m->copy_mem_bw = 10; /* one rate: the built-in figures price every copy alike */
     m->cache_bytes = (double)plan_core_cache_bytes();
     m->reduce_bw = 8;
+    /* A cluster's usual link (100 Gb/s InfiniBand or RoCE through the MPI):
+     * a guess until `shoal tune` runs across nodes. */
+    m->link_latency_ns = 3000;
+    m->link_bw = 10;
     snprintf(m->source, sizeof m->source, "built-in defaults");
 }
 
 uint64_t plan_model_fingerprint(const plan_model *m)
 {
     uint64_t h = core_hash(CORE_HASH_START, m->lane, sizeof m->lane);
-    const double figures[] = {m->sync_ns,     m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw,
-                              m->copy_mem_bw, m->cache_bytes,      m->reduce_bw};
+    const double figures[] = {m->sync_ns,     m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw,
+                              m->cache_bytes, m->reduce_bw,        m->link_latency_ns, m->link_bw};
     h = core_hash(h, figures, sizeof figures);
     for (int i = 0; i < m->nfactors; i++) {
         h = core_hash(h, m->factors[i].key, strlen(m->factors[i].key) + 1);
@@ -254,8 +258,11 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         m->copy_bw = core_json_number(root, "copy_bw", m->copy_bw);
         m->copy_mem_bw = core_json_number(root, "copy_mem_bw", m->copy_bw);
         m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
-        if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) ||
-                        !positive(m->reduce_bw) || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
+        m->link_latency_ns = core_json_number(root, "link_latency_ns", m->link_latency_ns);
+        m->link_bw = core_json_number(root, "link_bw", m->link_bw);
+        if (rc == 0 &&
+            (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) || !positive(m->reduce_bw) ||
+             !positive(m->link_bw) || m->link_latency_ns < 0 || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
             snprintf(why, whylen, "machine figures are impossible");
             rc = -1;
         }
@@ -306,8 +313,9 @@ int plan_model_save(const plan_model *m, const char *path)
             machine, when);
     fprintf(f,
             "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"oversub_step_ns\": %.3f,\n  \"copy_bw\": %.4f,\n"
-            "  \"copy_mem_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n",
-            m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw, m->reduce_bw);
+            "  \"copy_mem_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n  \"link_latency_ns\": %.1f,\n  \"link_bw\": %.4f,\n",
+            m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw, m->reduce_bw,
+            m->link_latency_ns, m->link_bw);
     fprintf(f, "  \"lanes\": {\n");
     for (int l = 0; l < LANE_COUNT; l++) {
         const lane_cost *c = &m->lane[l];

@@ -50,14 +50,19 @@ typedef struct plan_model {
     uint64_t fingerprint; /* plan_model_fingerprint, set when the model comes into use
                                  (plan_model_get's): teams compare it at every set-up */
     lane_cost lane[LANE_COUNT];
-    double sync_ns;                        /* one rank sees another's post */
-    double sync_per_peer_ns;               /* more per extra rank waited for */
-    double oversub_step_ns;                /* a dependent step, oversubscribed, per ppn/cores */
-    double copy_bw;                        /* memcpy, bytes per ns, one core, in cache */
-    double copy_mem_bw;                    /* memcpy, bytes per ns, one core, between buffers of 4 caches each
+    double sync_ns;          /* one rank sees another's post */
+    double sync_per_peer_ns; /* more per extra rank waited for */
+    double oversub_step_ns;  /* a dependent step, oversubscribed, per ppn/cores */
+    double copy_bw;          /* memcpy, bytes per ns, one core, in cache */
+    double copy_mem_bw;      /* memcpy, bytes per ns, one core, between buffers of 4 caches each
                                  (a file without it: copy_bw, as before the figure existed) */
-    double cache_bytes;                    /* a core's own cache (L2), from the machine, not the file */
-    double reduce_bw;                      /* reduction output, bytes per ns, one core */
+    double cache_bytes;      /* a core's own cache (L2), from the machine, not the file */
+    double reduce_bw;        /* reduction output, bytes per ns, one core */
+    /* The link between nodes, as the host MPI's point-to-point crosses it
+     * for one sender per node: a message of s bytes takes
+     * link_latency_ns + s / link_bw. */
+    double link_latency_ns;
+    double link_bw;
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
     double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */

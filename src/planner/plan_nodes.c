@@ -52,3 +52,95 @@ const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)
         return NULL;
     return &steps[c];
 }
+
+/* ---- long messages in segments ---- */
+
+/* The smallest segment: below it, a segment's latencies on every step cost
+ * more than the overlap saves. */
+#define NODES_SEGMENT_MIN (64 * 1024)
+
+bool plan_node_cuts(core_coll c) { return c == CORE_COLL_BCAST || c == CORE_COLL_REDUCE || c == CORE_COLL_ALLREDUCE; }
+
+static double tree_depth(int n)
+{
+    int depth = 0;
+    while ((1 << depth) < n)
+        depth++;
+    return depth;
+}
+
+/* The leaders' step on the host MPI for s bytes over `nodes` leaders, as
+ * MPIs usually run it: a binomial tree for bcast and reduce; for allreduce
+ * the cheaper of recursive doubling and reduce-scatter then allgather. */
+static double between_ns(const plan_model *m, core_coll c, double s, int nodes)
+{
+    double depth = tree_depth(nodes), hop = m->link_latency_ns, move = s / m->link_bw, fold = s / m->reduce_bw;
+    double share = (double)(nodes - 1) / nodes;
+    switch (c) {
+    case CORE_COLL_BCAST: return depth * (hop + move);
+    case CORE_COLL_REDUCE: return depth * (hop + move + fold);
+    case CORE_COLL_ALLREDUCE: {
+        double doubling = depth * (hop + move + fold), halving = 2 * depth * hop + share * (2 * move + fold);
+        return doubling < halving ? doubling : halving;
+    }
+    default: return 0;
+    }
+}
+
+/* A step inside every node, as the planner would run it on the node. */
+static double node_step_ns(core_coll step, size_t s, const plan_query *node)
+{
+    if (step == CORE_COLL_COUNT || node->n < 2)
+        return 0;
+    plan_query q = *node;
+    q.coll = step;
+    q.bytes = s;
+    q.inputs = PLAN_INPUTS_FRESH;
+    return plan_choose(&q).model_ns;
+}
+
+static plan_node_candidate priced(core_coll c, size_t bytes, size_t segment, int nodes, const plan_query *node)
+{
+    const plan_node_steps *st = &steps[c];
+    plan_node_candidate k = {.segment = segment, .segments = (bytes + segment - 1) / segment};
+    k.first_ns = node_step_ns(st->first, segment, node);
+    k.between_ns = between_ns(plan_model_get(), c, (double)segment, nodes);
+    k.last_ns = node_step_ns(st->last, segment, node);
+    double one = k.first_ns + k.between_ns + k.last_ns, slowest = k.first_ns;
+    if (k.between_ns > slowest)
+        slowest = k.between_ns;
+    if (k.last_ns > slowest)
+        slowest = k.last_ns;
+    /* Steps overlap only where every rank has a core to run on; else the
+     * segments run one after the other. */
+    bool overlap = node->cores <= 0 || node->ppn <= node->cores;
+    k.ns = overlap ? one + (double)(k.segments - 1) * slowest : one * (double)k.segments;
+    return k;
+}
+
+int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query *node, plan_node_candidate *out,
+                         int max)
+{
+    if (!plan_node_steps_for(c, bytes) || bytes == 0 || max < 1)
+        return 0;
+    int k = 0;
+    out[k++] = priced(c, bytes, bytes, nodes, node);
+    for (size_t s = NODES_SEGMENT_MIN; plan_node_cuts(c) && s <= bytes / 2 && k < max; s *= 2)
+        out[k++] = priced(c, bytes, s, nodes, node);
+    return k;
+}
+
+size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node)
+{
+    size_t forced = core_config_get()->node_segment;
+    if (!plan_node_cuts(c) || bytes == 0)
+        return bytes;
+    if (forced)
+        return forced < bytes ? forced : bytes;
+    plan_node_candidate k[48];
+    int count = plan_node_candidates(c, bytes, nodes, node, k, 48), best = 0;
+    for (int i = 1; i < count; i++)
+        if (k[i].ns < k[best].ns)
+            best = i;
+    return count ? k[best].segment : bytes;
+}

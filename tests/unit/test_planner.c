@@ -93,6 +93,13 @@ static void test_tuning_file(void)
     CHECK(plan_model_save(&m, path) == 0, "save");
     CHECK(plan_model_load(&back, path, true, why, sizeof why) == 0 && back.copy_bw == 20 && back.copy_mem_bw == 6.5,
           "copy rates %g, %g (%s)", back.copy_bw, back.copy_mem_bw, why);
+    m.link_latency_ns = 1500, m.link_bw = 2.5;
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    CHECK(plan_model_load(&back, path, true, why, sizeof why) == 0 && back.link_latency_ns == 1500 &&
+              back.link_bw == 2.5,
+          "link figures %g ns, %g B/ns (%s)", back.link_latency_ns, back.link_bw, why);
+    write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"link_bw\": 0}");
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0, "link_bw 0 accepted");
 
     /* A file from before copy_mem_bw existed prices every copy at its copy_bw, as it did then. */
     write_file(path, "{\"shoal_tuning\": " TUNING_VERSION ", \"copy_bw\": 17}");
@@ -712,6 +719,64 @@ static void test_plausibility(void)
         CHECK(plan_lane_rate(&lane_describe((lane_id)l)->default_cost, 2) > 0, "lane %d has a built-in rate", l);
 }
 
+/* Long messages across nodes: each segment size priced as a pipeline of
+ * its steps (overlapping only where every rank has a core), the cheapest
+ * taken, SHOAL_NODE_SEGMENT forcing one, collectives that are never cut
+ * given whole. */
+static void test_node_segments(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query node = {.n = 4, .ppn = 4, .cores = 16, .window = 128 * 1024, .usable = {true, true, true}};
+    const size_t big = 8u << 20;
+    plan_node_candidate k[48];
+    const core_coll cut[] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
+    for (int c = 0; c < 3; c++) {
+        int count = plan_node_candidates(cut[c], big, 4, &node, k, 48), best = 0;
+        CHECK(count > 2 && k[0].segment == big && k[0].segments == 1, "%s: %d candidates, the whole first",
+              core_coll_name(cut[c]), count);
+        for (int i = 0; i < count; i++) {
+            double one = k[i].first_ns + k[i].between_ns + k[i].last_ns;
+            double slowest = fmax(k[i].first_ns, fmax(k[i].between_ns, k[i].last_ns));
+            CHECK(k[i].segments == (big + k[i].segment - 1) / k[i].segment && k[i].between_ns > 0 &&
+                      close_to(k[i].ns, one + (double)(k[i].segments - 1) * slowest, 1e-9),
+                  "%s segment %zu: %g ns is not its pipeline", core_coll_name(cut[c]), k[i].segment, k[i].ns);
+            if (k[i].ns < k[best].ns)
+                best = i;
+        }
+        CHECK(plan_node_segment(cut[c], big, 4, &node) == k[best].segment && k[best].segment < big,
+              "%s of 8 MiB over a 10 GB/s link: the cheapest segment (%zu) is cut", core_coll_name(cut[c]),
+              k[best].segment);
+    }
+    /* Ranks taking turns on cores: the segments run one after another. */
+    plan_query crowded = node;
+    crowded.cores = 2;
+    int count = plan_node_candidates(CORE_COLL_BCAST, big, 2, &crowded, k, 48);
+    for (int i = 0; i < count; i++)
+        CHECK(close_to(k[i].ns, (k[i].first_ns + k[i].between_ns + k[i].last_ns) * (double)k[i].segments, 1e-9),
+              "oversubscribed segment %zu overlaps", k[i].segment);
+    /* A link whose every message costs 10 ms: never cut. */
+    plan_model slow;
+    plan_model_defaults(&slow);
+    slow.link_latency_ns = 1e7;
+    CHECK(plan_model_save(&slow, path) == 0, "save");
+    plan_model_reload();
+    CHECK(plan_node_segment(CORE_COLL_ALLREDUCE, big, 4, &node) == big, "cut on a 10 ms link");
+    /* Small messages and collectives that are never cut. */
+    CHECK(plan_node_candidates(CORE_COLL_GATHER, big, 4, &node, k, 48) == 1 &&
+              plan_node_segment(CORE_COLL_GATHER, big, 4, &node) == big && !plan_node_cuts(CORE_COLL_GATHER),
+          "gather cut");
+    CHECK(plan_node_candidates(CORE_COLL_ALLTOALLV, big, 4, &node, k, 48) == 0, "alltoallv runs in two levels");
+    CHECK(plan_node_candidates(CORE_COLL_BCAST, 64 * 1024, 4, &node, k, 48) == 1, "64 KiB cut");
+    setenv("SHOAL_NODE_SEGMENT", "256K", 1);
+    core_config_reload();
+    CHECK(plan_node_segment(CORE_COLL_BCAST, big, 4, &node) == 256 * 1024 &&
+              plan_node_segment(CORE_COLL_BCAST, 4096, 4, &node) == 4096,
+          "SHOAL_NODE_SEGMENT=256K not followed");
+    unsetenv("SHOAL_NODE_SEGMENT");
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_tables();
@@ -726,5 +791,6 @@ int main(void)
     test_cache();
     test_blockwise_reads();
     test_repeats();
+    test_node_segments();
     return unit_done("test_planner");
 }

@@ -89,34 +89,53 @@ static int explain_grid(const char *tuning)
 
 /* ---- a communicator spanning nodes: the steps, and each node step's plan ---- */
 
-static void node_step_line(const char *when, core_coll c, size_t bytes, int ppn)
+static void node_step_line(const char *when, core_coll c, size_t bytes, const plan_query *node)
 {
-    if (c == CORE_COLL_COUNT || ppn < 2) {
+    if (c == CORE_COLL_COUNT || node->n < 2) {
         printf("  %-8s -\n", when);
         return;
     }
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    plan_query q = {.coll = c,
-                    .bytes = bytes,
-                    .n = ppn,
-                    .ppn = ppn,
-                    .cores = online > 0 ? (int)online : 1,
-                    .window = 128 * 1024,
-                    .usable = {true, true, true}};
+    plan_query q = *node;
+    q.coll = c;
+    q.bytes = bytes;
     /* The v-steps are planned as their even forms. */
     if (c == CORE_COLL_GATHERV)
         q.coll = CORE_COLL_GATHER;
     if (c == CORE_COLL_SCATTERV)
         q.coll = CORE_COLL_SCATTER;
     plan_choice ch = plan_choose(&q);
-    printf("  %-8s %s on the node's %d ranks: %s over %s, modelled %.3f us\n", when, core_coll_name(c), ppn,
+    printf("  %-8s %s on the node's %d ranks: %s over %s, modelled %.3f us\n", when, core_coll_name(c), node->n,
            plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe), ch.model_ns / 1e3);
+}
+
+/* Every segment size of a long bcast, reduce or allreduce, priced. */
+static void node_segments_table(core_coll c, size_t bytes, int nodes, const plan_query *node)
+{
+    plan_node_candidate k[48];
+    int count = plan_node_candidates(c, bytes, nodes, node, k, 48);
+    size_t chosen = plan_node_segment(c, bytes, nodes, node);
+    bool overlap = node->ppn <= node->cores;
+    printf("segments, modelled per segment and in all (%s):\n",
+           overlap ? "the steps of neighbouring segments overlap"
+                   : "ranks outnumber cores: segments run one after another");
+    printf("  %10s %8s %10s %10s %10s %11s\n", "bytes", "count", "first us", "between us", "last us", "total us");
+    const char *mark = core_config_get()->node_segment ? "  <- forced (SHOAL_NODE_SEGMENT)" : "  <- chosen";
+    bool listed = false;
+    for (int i = 0; i < count; i++) {
+        listed = listed || k[i].segment == chosen;
+        printf("  %10zu %8zu %10.2f %10.2f %10.2f %11.2f%s\n", k[i].segment, k[i].segments, k[i].first_ns / 1e3,
+               k[i].between_ns / 1e3, k[i].last_ns / 1e3, k[i].ns / 1e3, k[i].segment == chosen ? mark : "");
+    }
+    if (!listed)
+        printf("  %10zu %8zu %10s %10s %10s %11s%s\n", chosen, (bytes + chosen - 1) / chosen, "", "", "", "", mark);
 }
 
 static int explain_nodes(int argc, char **argv, int coll, int nodes)
 {
     size_t bytes;
     int ppn = 0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = online > 0 ? (int)online : 1;
     if (coll < 0)
         return fail("not a collective", argv[1]);
     if (!core_parse_size(argv[2], &bytes))
@@ -126,12 +145,14 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
             i++;
         else if (!strcmp(argv[i], "--ppn") && i + 1 < argc)
             ppn = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cores") && i + 1 < argc)
+            cores = atoi(argv[++i]);
         else
-            return fail("with --nodes, only --ppn", argv[i]);
+            return fail("with --nodes, only --ppn and --cores", argv[i]);
     }
-    if (nodes < 1 || ppn < 1)
-        return fail("--nodes and --ppn must be at least 1", NULL);
-    printf("%s of %zu bytes on %d nodes of %d ranks\n", argv[1], bytes, nodes, ppn);
+    if (nodes < 1 || ppn < 1 || cores < 1)
+        return fail("--nodes, --ppn and --cores must be at least 1", NULL);
+    printf("%s of %zu bytes on %d nodes of %d ranks (%d cores a node)\n", argv[1], bytes, nodes, ppn, cores);
     const plan_node_steps *steps = plan_node_steps_for((core_coll)coll, bytes);
     if (nodes == 1) {
         printf("one node: shoal explain %s %s -np %d\n", argv[1], argv[2], ppn);
@@ -143,15 +164,20 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
                                                             : "SHOAL_ACROSS_NODES=0");
         return 0;
     }
+    const plan_model *m = plan_model_get();
+    plan_query node = {.n = ppn, .ppn = ppn, .cores = cores, .window = 128 * 1024, .usable = {true, true, true}};
     printf("two levels: %s\n", steps->text);
     /* What each node step moves per rank: alltoall's rows and allgather's
      * whole result are every rank's blocks. */
     size_t all = bytes * (size_t)nodes * (size_t)ppn;
     bool rows = coll == CORE_COLL_ALLTOALL, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
-    node_step_line("first", steps->first, rows ? all : bytes, ppn);
-    printf("  %-8s %s by the host MPI on %d leaders (not priced: shoal does not measure the link between nodes yet)\n",
-           "between", steps->between, nodes);
-    node_step_line("last", steps->last, whole ? all : bytes, ppn);
+    node_step_line("first", steps->first, rows ? all : bytes, &node);
+    printf("  %-8s %s by the host MPI on %d leaders (link: %.2f us a message + %.3f ns a byte, %s)\n", "between",
+           steps->between, nodes, m->link_latency_ns / 1e3, 1 / m->link_bw,
+           m->origin == PLAN_ORIGIN_DEFAULTS ? "built-in guess" : m->source);
+    node_step_line("last", steps->last, whole ? all : bytes, &node);
+    if (plan_node_cuts((core_coll)coll))
+        node_segments_table((core_coll)coll, bytes, nodes, &node);
     return 0;
 }
 
@@ -167,7 +193,7 @@ int explain_main(int argc, char **argv)
     if (argc < 3)
         return fail(
             "usage: shoal explain COLLECTIVE SIZE [-np N] [--ppn P] [--cores C] [--lanes LIST] [--window BYTES] "
-            "[--inputs fresh|unchanged|repeat] | COLLECTIVE SIZE --nodes N --ppn P",
+            "[--inputs fresh|unchanged|repeat] | COLLECTIVE SIZE --nodes N --ppn P [--cores C]",
             NULL);
     int coll = core_coll_from_name(argv[1]);
     for (int i = 3; i + 1 < argc; i++)
