@@ -60,7 +60,9 @@ config=$(find "$prefix" -name shoalConfig.cmake -path '*/cmake/shoal/*' | head -
 [ -f "$prefix/include/shoal.h" ] && pass "include/shoal.h installed" || fail "no include/shoal.h"
 libshoal=$(find "$prefix" -name libshoal.so | head -1)
 [ -n "$libshoal" ] && pass "libshoal.so installed ($libshoal)" || fail "no libshoal.so under $prefix"
-for tool in shoal shoal-bench; do
+tools=(shoal shoal-bench)
+[ -e "$tree/bin/shoal-sim" ] && tools+=(shoal-sim)   # built in some trees only
+for tool in "${tools[@]}"; do
     [ -x "$prefix/bin/$tool" ] || { fail "no bin/$tool"; continue; }
     # Run from the prefix: its RUNPATH must find libshoal and the MPI there.
     if "$prefix/bin/$tool" --help >"$tmp/tool.log" 2>&1 && grep -q "usage: $tool" "$tmp/tool.log"; then

@@ -195,12 +195,31 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The plot script: $SHOAL_SIM_PLOT; else the one `cmake --install` puts
+ * beside an installed shoal-sim (PREFIX/bin/shoal-sim,
+ * PREFIX/share/shoal/shoal_sim_plot.py); else the source tree's. */
+static const char *plot_script(char *buf, size_t size)
+{
+    const char *script = getenv("SHOAL_SIM_PLOT");
+    if (script)
+        return script;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (slash) {
+        *slash = '\0';
+        int len = snprintf(buf, size, "%s/../share/shoal/shoal_sim_plot.py", exe);
+        if (len > 0 && (size_t)len < size && access(buf, R_OK) == 0)
+            return buf;
+    }
+    return SHOAL_SIM_PLOT_SCRIPT;
+}
+
 /* Runs the plot script on a JSON file: python3 SCRIPT JSON --out PREFIX. */
 static int draw(const char *json_path, const char *prefix)
 {
-    const char *script = getenv("SHOAL_SIM_PLOT");
-    if (!script)
-        script = SHOAL_SIM_PLOT_SCRIPT;
+    char installed[4200];
+    const char *script = plot_script(installed, sizeof installed);
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
