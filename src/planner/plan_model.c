@@ -260,9 +260,10 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         m->reduce_bw = core_json_number(root, "reduce_bw", m->reduce_bw);
         m->link_latency_ns = core_json_number(root, "link_latency_ns", m->link_latency_ns);
         m->link_bw = core_json_number(root, "link_bw", m->link_bw);
-        if (rc == 0 &&
-            (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) || !positive(m->reduce_bw) ||
-             !positive(m->link_bw) || m->link_latency_ns < 0 || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
+        m->link_bw_node = core_json_number(root, "link_bw_node", 0);
+        if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) ||
+                        !positive(m->reduce_bw) || !positive(m->link_bw) || m->link_latency_ns < 0 ||
+                        m->link_bw_node < 0 || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
             snprintf(why, whylen, "machine figures are impossible");
             rc = -1;
         }
@@ -313,9 +314,10 @@ int plan_model_save(const plan_model *m, const char *path)
             machine, when);
     fprintf(f,
             "  \"sync_ns\": %.3f,\n  \"sync_per_peer_ns\": %.3f,\n  \"oversub_step_ns\": %.3f,\n  \"copy_bw\": %.4f,\n"
-            "  \"copy_mem_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n  \"link_latency_ns\": %.1f,\n  \"link_bw\": %.4f,\n",
+            "  \"copy_mem_bw\": %.4f,\n  \"reduce_bw\": %.4f,\n  \"link_latency_ns\": %.1f,\n  \"link_bw\": %.4f,\n"
+            "  \"link_bw_node\": %.4f,\n",
             m->sync_ns, m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw, m->reduce_bw,
-            m->link_latency_ns, m->link_bw);
+            m->link_latency_ns, m->link_bw, m->link_bw_node);
     fprintf(f, "  \"lanes\": {\n");
     for (int l = 0; l < LANE_COUNT; l++) {
         const lane_cost *c = &m->lane[l];

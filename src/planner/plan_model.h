@@ -63,6 +63,8 @@ typedef struct plan_model {
      * link_latency_ns + s / link_bw. */
     double link_latency_ns;
     double link_bw;
+    double link_bw_node; /* bytes per ns a node's link carries while every rank of it sends (shoal tune
+                            --link; not priced yet); 0: not measured */
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
     double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */

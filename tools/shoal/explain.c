@@ -172,9 +172,12 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     size_t all = bytes * (size_t)nodes * (size_t)ppn;
     bool rows = coll == CORE_COLL_ALLTOALL, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
     node_step_line("first", steps->first, rows ? all : bytes, &node);
-    printf("  %-8s %s by the host MPI on %d leaders (link: %.2f us a message + %.3f ns a byte, %s)\n", "between",
-           steps->between, nodes, m->link_latency_ns / 1e3, 1 / m->link_bw,
-           m->origin == PLAN_ORIGIN_DEFAULTS ? "built-in guess" : m->source);
+    char every[64] = "";
+    if (m->link_bw_node > 0)
+        snprintf(every, sizeof every, "; %.2f GB/s a node while all its ranks send", m->link_bw_node);
+    printf("  %-8s %s by the host MPI on %d leaders (link: %.2f us a message + %.3f ns a byte%s; %s)\n", "between",
+           steps->between, nodes, m->link_latency_ns / 1e3, 1 / m->link_bw, every,
+           m->link_bw_node > 0 ? m->source : "built-in guess, shoal tune --link measures it");
     node_step_line("last", steps->last, whole ? all : bytes, &node);
     if (plan_node_cuts((core_coll)coll))
         node_segments_table((core_coll)coll, bytes, nodes, &node);

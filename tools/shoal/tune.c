@@ -11,7 +11,9 @@
  *   4. every candidate (algorithm, lane) of every collective, forced, at a
  *      few sizes per size class: measured over modelled is its calibration
  *      factor (geometric mean over the class's sizes).
- * Rank 0 computes the model and gives it to all, so every rank plans alike. */
+ * Rank 0 computes the model and gives it to all, so every rank plans alike.
+ * With --link, run across nodes, it measures the link between them instead
+ * (tune_link.c) and adds it to the file; a later tune on one node keeps it. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "shim_comm.h"
 #include "shim_probe.h"
 #include "shoal_cli.h"
+#include "tune_link.h"
 
 #define MAX_SAMPLES 512
 #define MAX_CALIB 4096
@@ -216,7 +219,8 @@ static void usage_error(const char *msg, const char *arg)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
         fprintf(stderr,
-                "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--merge] [--samples FILE]\n",
+                "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--merge] [--samples FILE]\n"
+                "       mpirun -np N --host A,B shoal tune --link [-o FILE]   (after a tune on one node)\n",
                 msg, arg ? ": " : "", arg ? arg : "");
 }
 
@@ -263,6 +267,50 @@ static double calibrated_error(const tuner *tn, const plan_model *m)
     return tn->ncalib ? sqrt(e / tn->ncalib) : 0;
 }
 
+/* A file's link figures measured by tune --link survive a new tune on one
+ * node, which cannot measure them (rank 0 reads the file). */
+static void keep_link(plan_model *m, const char *path)
+{
+    plan_model old;
+    char why[512];
+    if (plan_model_load(&old, path, true, why, sizeof why) == 0 && old.link_bw_node > 0) {
+        m->link_latency_ns = old.link_latency_ns;
+        m->link_bw = old.link_bw;
+        m->link_bw_node = old.link_bw_node;
+    }
+}
+
+/* tune --link: the file at out (else the usual place) must exist and be
+ * this machine's; its link figures are measured and it is written back. */
+static int tune_link_into(tuner *tn, const char *out)
+{
+    char path[512], why[512] = "";
+    if (out)
+        snprintf(path, sizeof path, "%s", out);
+    else
+        plan_tuning_path(path, sizeof path);
+    plan_model m;
+    int bad = tn->rank == 0 ? plan_model_load(&m, path, true, why, sizeof why) : 0;
+    PMPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad)
+        measure_fail_all("tune --link: %s is not a usable tuning file (%s); run shoal tune on one node first", path,
+                         why);
+    if (tn->rank == 0) {
+        printf("shoal tune --link: %d ranks, adding the link between nodes to %s\n", tn->size, path);
+        fflush(stdout);
+    }
+    tune_link(&m);
+    if (tn->rank != 0)
+        return 0;
+    int err = plan_model_save(&m, path);
+    if (err) {
+        fprintf(stderr, "shoal tune: cannot write %s: %s\n", path, strerror(err));
+        return 1;
+    }
+    printf("wrote %s\n", path);
+    return 0;
+}
+
 int tune_main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -276,7 +324,7 @@ int tune_main(int argc, char **argv)
      * must describe what is evaluated. */
     tn->mo = measure_timing(5, 1e6);
     const char *out = NULL, *samples = NULL;
-    bool merge = false;
+    bool merge = false, link = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];
@@ -284,6 +332,8 @@ int tune_main(int argc, char **argv)
             samples = argv[++i];
         } else if (!strcmp(argv[i], "--merge")) {
             merge = true;
+        } else if (!strcmp(argv[i], "--link")) {
+            link = true;
         } else if (!strcmp(argv[i], "--quick")) {
             tn->quick = true;
             tn->mo = measure_timing(3, 5e5);
@@ -297,6 +347,12 @@ int tune_main(int argc, char **argv)
         usage_error("needs at least 2 ranks on one node (mpirun -np 2 or more)", NULL);
         MPI_Finalize();
         return 2;
+    }
+    if (link) {
+        int rc = tune_link_into(tn, out);
+        free(tn);
+        MPI_Finalize();
+        return rc;
     }
     tn->world = shim_comm_team_now(MPI_COMM_WORLD);
     if (!tn->world)
@@ -356,6 +412,7 @@ int tune_main(int argc, char **argv)
             printf("  merging into %s: its figures kept, factors for %d ranks measured\n", path, tn->size);
     } else {
         plan_model_defaults(&m);
+        keep_link(&m, path);
         m.origin = PLAN_ORIGIN_MEASURED;
         shim_probe_core(&tn->probe, &m);
         measure_world_sync(tn, &m);
