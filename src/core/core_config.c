@@ -84,6 +84,13 @@ static const core_setting_word cma_words[] = {
     {"off", CORE_CMA_OFF},   {"0", CORE_CMA_OFF},   {NULL, 0},
 };
 
+static const core_setting_word node_bcast_words[] = {
+    {"auto", CORE_NODE_BCAST_AUTO},
+    {"leader", CORE_NODE_BCAST_LEADER},
+    {"first", CORE_NODE_BCAST_FIRST},
+    {NULL, 0},
+};
+
 /* Every SHOAL_* variable the library reads, in README's order. */
 static const core_setting settings[] = {
     {.name = "SHOAL_DISABLE",
@@ -149,6 +156,18 @@ static const core_setting settings[] = {
      .description = "for tests: split each node's ranks of a communicator into this many pretend nodes (local "
                     "rank modulo N), so the two-level collectives run on one host, as MPICH's "
                     "`MPIR_CVAR_NUM_CLIQUES` does"},
+    {.name = "SHOAL_NODE_BCAST",
+     .kind = CORE_SETTING_CHOICE,
+     FIELD(node_bcast),
+     .value = CORE_NODE_BCAST_AUTO,
+     .words = node_bcast_words,
+     .expects = "auto, leader or first",
+     .shared = true,
+     .default_text = "`auto`",
+     .description = "across nodes, which rank of a node receives a bcast from the others: `first`, the first of its "
+                    "ranks to arrive (competitive: a late rank delays only itself), or `leader`, its first rank in "
+                    "the communicator; `auto`: the first to arrive where the root's own sends to every other node "
+                    "cost no more than the host's tree (up to 3 nodes) and the message is not cut into segments"},
     {.name = "SHOAL_NODE_SEGMENT",
      .kind = CORE_SETTING_SIZE,
      FIELD(node_segment),

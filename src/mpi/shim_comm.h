@@ -48,6 +48,14 @@ typedef struct shim_nodes {
     /* Per size class, bytes per segment of a bcast, reduce and allreduce
      * (0: not cut), alike on every rank (agreed when the state is built). */
     uint64_t segment[3][SHIM_NODES_CLASSES];
+    /* Competitive bcasts, from the first on: shoal's own copy of the
+     * communicator for their messages, a ring of claim slots in memory the
+     * node's ranks share (an MPI shared window), requests for the root. */
+    MPI_Comm p2p;
+    MPI_Win claim_window;
+    struct shim_node_claim *claims;
+    MPI_Request *root_requests;
+    uint64_t first_bcasts; /* competitive bcasts so far */
 } shim_nodes;
 
 typedef struct shim_comm {

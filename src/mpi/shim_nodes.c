@@ -2,6 +2,8 @@
  * each node through shoal's own path on the node's part of the
  * communicator, steps between nodes on the host MPI over the leaders. */
 #include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,20 @@
 /* Tag of the one point-to-point message (reduce's result to a root that is
  * not its node's leader): the node part is shoal's own communicator. */
 #define NODES_TAG 7
+/* Competitive bcasts on shoal's copy of the communicator: the root's
+ * message to a node's first rank, and that rank's claim (tag: this plus
+ * its node, so a node's claims reach the root in the order of its calls). */
+#define NODES_DATA_TAG 8
+#define NODES_CLAIM_TAG 100
+/* Claim slots of a node: a rank reuses one only after every rank of the
+ * node has read it, which it waits for (in practice never: a rank runs at
+ * most a few bcasts ahead of its node's slowest). */
+#define CLAIM_SLOTS 64
+
+struct shim_node_claim {
+    _Atomic uint64_t claim; /* bcast number << 16 | the claiming local rank */
+    _Atomic uint64_t read;  /* ranks of the node that have read it, over all its uses */
+};
 
 MPI_Comm shim_node_part(MPI_Comm comm)
 {
@@ -122,12 +138,24 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
         nd->contiguous = nd->contiguous && major == r;
     }
     agree_segments(sc);
+    nd->p2p = MPI_COMM_NULL;
+    nd->claim_window = MPI_WIN_NULL;
+    nd->claims = NULL;
+    nd->root_requests = NULL;
+    nd->first_bcasts = 0;
     core_flag_set_idle(host_progress);
     return true;
 }
 
 void shim_nodes_close(shim_nodes *nd)
 {
+    if (nd->claim_window != MPI_WIN_NULL)
+        PMPI_Win_free(&nd->claim_window);
+    if (nd->p2p != MPI_COMM_NULL)
+        PMPI_Comm_free(&nd->p2p);
+    free(nd->root_requests);
+    nd->root_requests = NULL;
+    nd->claims = NULL;
     if (nd->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&nd->leaders);
     if (nd->node != MPI_COMM_NULL) {
@@ -528,6 +556,95 @@ static void reduce_in_segments(shim_nodes *nd, const char *in, char *node_sum, c
     wait_both(req);
 }
 
+/* ---- competitive bcast ---- */
+
+/* At the first competitive bcast (collective over the communicator). */
+static void open_first_bcasts(shim_comm *sc)
+{
+    shim_nodes *nd = &sc->nodes;
+    PMPI_Comm_dup(sc->comm, &nd->p2p);
+    MPI_Aint size = nd->local == 0 ? CLAIM_SLOTS * (MPI_Aint)sizeof(struct shim_node_claim) : 0, got;
+    int unit;
+    void *base;
+    PMPI_Win_allocate_shared(size, 1, MPI_INFO_NULL, nd->node, &base, &nd->claim_window);
+    PMPI_Win_shared_query(nd->claim_window, 0, &got, &unit, &base);
+    nd->claims = base;
+    if (nd->local == 0)
+        for (int i = 0; i < CLAIM_SLOTS; i++) {
+            atomic_init(&nd->claims[i].claim, 0);
+            atomic_init(&nd->claims[i].read, 0);
+        }
+    nd->root_requests = malloc(2 * (size_t)nd->count * sizeof *nd->root_requests);
+    if (!nd->root_requests)
+        core_fatal("out of memory for a communicator's requests");
+    PMPI_Barrier(nd->node);
+}
+
+/* The local rank of this node that receives competitive bcast number
+ * `index` (from 0, alike on the node's ranks): the first to get here. */
+static int node_first(shim_nodes *nd, uint64_t index)
+{
+    struct shim_node_claim *slot = &nd->claims[index % CLAIM_SLOTS];
+    uint64_t earlier_reads = index / CLAIM_SLOTS * (uint64_t)nd->node_size, number = index + 1;
+    while (atomic_load_explicit(&slot->read, memory_order_acquire) < earlier_reads)
+        sched_yield();
+    uint64_t seen = atomic_load_explicit(&slot->claim, memory_order_acquire), mine = number << 16 | (uint64_t)nd->local;
+    if (seen >> 16 != number && atomic_compare_exchange_strong(&slot->claim, &seen, mine))
+        seen = mine;
+    atomic_fetch_add_explicit(&slot->read, 1, memory_order_acq_rel);
+    return (int)(seen & 0xffff);
+}
+
+/* Whether a bcast of `bytes` runs competitively here: the planner's rule,
+ * within what the tags and claim slots can name. */
+static bool bcast_first(const shim_nodes *nd, size_t bytes)
+{
+    return bytes <= INT_MAX && nd->node_size < 65536 && nd->count < 30000 &&
+           plan_node_bcast_first(bytes, bytes, nd->count);
+}
+
+/* The root's node takes a node bcast from the root; elsewhere a node's
+ * first rank to arrive claims the message from the root, which answers
+ * claims as they come, and passes it on inside its node. */
+static void bcast_to_first(shim_comm *sc, char *data, int bytes, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    if (nd->p2p == MPI_COMM_NULL)
+        open_first_bcasts(sc);
+    core_log_once("bcast on a communicator of %d ranks over %d nodes: the first rank of each node to arrive "
+                  "claims it from the root, then a node bcast",
+                  sc->size, nd->count);
+    uint64_t index = nd->first_bcasts++;
+    int root_node = node_of(nd, root);
+    if (nd->my_node != root_node) {
+        int first = node_first(nd, index);
+        if (first == nd->local) {
+            PMPI_Send(NULL, 0, MPI_BYTE, root, NODES_CLAIM_TAG + nd->my_node, nd->p2p);
+            PMPI_Recv(data, bytes, MPI_BYTE, root, NODES_DATA_TAG, nd->p2p, MPI_STATUS_IGNORE);
+        }
+        node_bcast(nd, data, bytes, MPI_BYTE, first);
+        return;
+    }
+    if (sc->rank != root) {
+        node_bcast(nd, data, bytes, MPI_BYTE, local_of(nd, root));
+        return;
+    }
+    int others = nd->count - 1;
+    MPI_Request *claims = nd->root_requests, *sends = claims + others;
+    for (int j = 0, k = 0; j < nd->count; j++)
+        if (j != root_node)
+            PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, NODES_CLAIM_TAG + j, nd->p2p, &claims[k++]);
+    node_bcast(nd, data, bytes, MPI_BYTE, local_of(nd, root));
+    for (int i = 0; i < others; i++) {
+        int which;
+        MPI_Status st;
+        PMPI_Waitany(others, claims, &which, &st);
+        PMPI_Isend(data, bytes, MPI_BYTE, st.MPI_SOURCE, NODES_DATA_TAG, nd->p2p, &sends[i]);
+    }
+    for (int i = 0; i < others; i++)
+        PMPI_Wait(&sends[i], MPI_STATUS_IGNORE);
+}
+
 static void say_plan_once(const shim_comm *sc, core_coll c)
 {
     const plan_node_steps *steps = plan_node_steps_for(c, 0);
@@ -555,15 +672,20 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
         return false;
     if (count == 0)
         return true;
-    say_plan_once(sc, CORE_COLL_BCAST);
     /* Segments are cut from the bytes: ranks may describe the same bytes
      * with different datatypes (only the type signatures must match). */
     size_t bytes = (size_t)count * l.size;
     segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
-    if (sg.per && sg.per < sg.count) {
+    bool cut = sg.per && sg.per < sg.count, first = !cut && bcast_first(nd, bytes);
+    if (!first)
+        say_plan_once(sc, CORE_COLL_BCAST);
+    if (cut || first) {
         char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
                                       : shim_recv_bytes(sc, 0, buf, count, &l);
-        bcast_in_segments(nd, data, MPI_BYTE, &sg, root);
+        if (cut)
+            bcast_in_segments(nd, data, MPI_BYTE, &sg, root);
+        else
+            bcast_to_first(sc, data, (int)bytes, root);
         if (sc->rank != root)
             shim_recv_finish(sc, 0, buf, count, type, &l, sc->comm);
         return true;

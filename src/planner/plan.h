@@ -191,4 +191,12 @@ int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query 
  * `bytes` itself: not cut. */
 size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node);
 
+/* A competitive bcast across nodes: the first rank of each node to arrive
+ * asks the root for the message and passes it on inside its node, so a
+ * late rank (a fixed leader descheduled, a rank still computing) delays
+ * only itself. Whether a bcast of `bytes`, cut into `segment`s, over
+ * `nodes` nodes runs so (SHOAL_NODE_BCAST forces it either way; cut
+ * messages keep the fixed leaders' pipeline). */
+bool plan_node_bcast_first(size_t bytes, size_t segment, int nodes);
+
 #endif

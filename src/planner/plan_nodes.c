@@ -144,3 +144,15 @@ size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query 
             best = i;
     return count ? k[best].segment : bytes;
 }
+
+bool plan_node_bcast_first(size_t bytes, size_t segment, int nodes)
+{
+    core_node_bcast forced = core_config_get()->node_bcast;
+    if (segment < bytes || nodes < 2)
+        return false;
+    if (forced != CORE_NODE_BCAST_AUTO)
+        return forced == CORE_NODE_BCAST_FIRST;
+    /* The root sends to each other node in turn, as claims arrive: no more
+     * hops than a binomial tree over the nodes. */
+    return nodes - 1 <= tree_depth(nodes);
+}

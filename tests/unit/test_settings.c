@@ -117,7 +117,7 @@ static void test_round_trip(void)
         {"SHOAL_LANES", "cma+host"},     {"SHOAL_ALGO", "reduce:flat"},
         {"SHOAL_TUNING_FILE", "t.json"}, {"SHOAL_PROBE", "0"},
         {"SHOAL_ACROSS_NODES", "0"},     {"SHOAL_NODE_CLIQUES", "3"},
-        {"SHOAL_NODE_SEGMENT", "1M"},
+        {"SHOAL_NODE_SEGMENT", "1M"},    {"SHOAL_NODE_BCAST", "first"},
     };
     int count;
     core_settings(&count);
