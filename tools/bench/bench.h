@@ -87,6 +87,7 @@ struct bench_options {
     bool full;                    /* -f: also min/max across ranks and iterations */
     bool validate;                /* on unless --no-validate */
     enum bench_method method;     /* --method fresh|osu (collectives) */
+    int skew_us;                  /* --skew US: one rank per node enters each timed call this late (fresh) */
     const char *json_path;        /* NULL: no JSON */
     const char *csv_path;         /* NULL: no CSV */
     bool selected[BENCH_COUNT];

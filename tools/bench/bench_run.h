@@ -76,6 +76,7 @@ struct bench_context {
     bool corrupted[BENCH_COUNT]; /* the test hook fired for this benchmark */
     long errors_total;
     char last_shoal_path[48]; /* shoal_last_choice() after the last shoal-path call */
+    bool late;                /* --skew: this rank is its node's late one */
     struct bench_result results[BENCH_COUNT];
 };
 

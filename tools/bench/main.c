@@ -76,6 +76,18 @@ int main(int argc, char **argv)
         return finish(2);
     }
 
+    if (opt.skew_us) {
+        /* The late rank of each node: its first, or its second on rank 0's
+         * node (rank 0 roots every rooted benchmark). */
+        MPI_Comm node;
+        int local, size, holds_zero = ctx.rank == 0, any_zero;
+        PMPI_Comm_split_type(ctx.comm, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node);
+        PMPI_Comm_rank(node, &local);
+        PMPI_Comm_size(node, &size);
+        PMPI_Allreduce(&holds_zero, &any_zero, 1, MPI_INT, MPI_MAX, node);
+        ctx.late = any_zero ? size > 1 && local == 1 : local == 0;
+        PMPI_Comm_free(&node);
+    }
     machine_measure_core_latency(&ctx);
     output_preamble(&ctx);
     for (int id = 0; id < BENCH_COUNT; id++)

@@ -49,6 +49,10 @@ void bench_print_usage(FILE *out)
           "                                same buffers untouched, a barrier after each call, as\n"
           "                                the OSU micro-benchmarks do (results checked after\n"
           "                                each block of calls)\n"
+          "      --skew US                 collectives: on every node one rank (the first, or the\n"
+          "                                second on rank 0's node) enters each call US\n"
+          "                                microseconds late; the others' time in the call shows\n"
+          "                                what a late rank costs them (fresh method)\n"
           "      --json FILE               write machine facts and every figure as JSON\n"
           "      --csv FILE                write every figure as CSV\n"
           "  -h, --help                    this text\n"
@@ -181,11 +185,14 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
         const char *long_name;
         bool takes_value;
     } known[] = {
-        {'m', "--message-size", true},   {'i', "--iterations", true},  {'x', "--warmup", true},
-        {0, "--iterations-large", true}, {0, "--warmup-large", true},  {'W', "--window-size", true},
-        {'f', "--full", false},          {'c', "--validation", false}, {0, "--no-validate", false},
-        {0, "--method", true},           {0, "--json", true},          {0, "--csv", true},
-        {'h', "--help", false},          {'v', "--version", false},    {0, "--debug-corrupt", true},
+        {'m', "--message-size", true}, {'i', "--iterations", true},
+        {'x', "--warmup", true},       {0, "--iterations-large", true},
+        {0, "--warmup-large", true},   {'W', "--window-size", true},
+        {'f', "--full", false},        {'c', "--validation", false},
+        {0, "--no-validate", false},   {0, "--method", true},
+        {0, "--json", true},           {0, "--csv", true},
+        {'h', "--help", false},        {'v', "--version", false},
+        {0, "--debug-corrupt", true},  {0, "--skew", true},
     };
 
     for (int index = 1; index < argc; index++) {
@@ -254,7 +261,9 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
                 opt->method = METHOD_OSU;
             else
                 bad = 1;
-        } else if (strcmp(name, "--json") == 0)
+        } else if (strcmp(name, "--skew") == 0)
+            bad = parse_count(value, 0, &opt->skew_us);
+        else if (strcmp(name, "--json") == 0)
             opt->json_path = value;
         else if (strcmp(name, "--csv") == 0)
             opt->csv_path = value;
@@ -280,6 +289,10 @@ enum parse_result bench_parse_options(int argc, char **argv, struct bench_option
         return PARSE_EXIT;
     if (opt->min_size != BENCH_UNSET && opt->max_size != BENCH_UNSET && opt->min_size > opt->max_size) {
         set_error(err, errlen, "message size range %lld:%lld is empty", opt->min_size, opt->max_size);
+        return PARSE_ERROR;
+    }
+    if (opt->skew_us && opt->method == METHOD_OSU) {
+        set_error(err, errlen, "--skew times the fresh method's calls; not with --method osu");
         return PARSE_ERROR;
     }
     if (opt->window_size > 1024) {

@@ -54,6 +54,10 @@ void output_preamble(const struct bench_context *ctx)
     else
         printf("# method: fresh (collectives: a new input written before each call; the paths alternate call by "
                "call)\n");
+    if (ctx->opt->skew_us)
+        printf("# skew: one rank per node enters each call %d us late (a node's first rank; the second on rank "
+               "0's node)\n",
+               ctx->opt->skew_us);
     printf("# validation: %s\n\n", !ctx->opt->validate ? "off"
                                    : ctx->opt->method == METHOD_OSU
                                        ? "the last result of every block of calls, both paths"
@@ -183,8 +187,10 @@ int output_json(const struct bench_context *ctx, const char *path)
     json_string(out, f->date_utc);
     fputs(", \"command_line\": ", out);
     json_string(out, f->command_line);
-    fprintf(out, ", \"validation\": %s, \"method\": \"%s\", \"large_message_size\": %d, \"window_size\": %d},\n",
-            opt->validate ? "true" : "false", bench_method_name(opt->method), BENCH_LARGE_MESSAGE_SIZE,
+    fprintf(out,
+            ", \"validation\": %s, \"method\": \"%s\", \"skew_us\": %d, \"large_message_size\": %d, "
+            "\"window_size\": %d},\n",
+            opt->validate ? "true" : "false", bench_method_name(opt->method), opt->skew_us, BENCH_LARGE_MESSAGE_SIZE,
             opt->window_size);
     fputs("  \"calibration\": {\"core_to_core_latency_us\": ", out);
     json_number(out, f->core_latency_us > 0 ? f->core_latency_us : NAN);
