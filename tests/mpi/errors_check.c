@@ -47,6 +47,9 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* MPI-4 raises an error that has no valid communicator (MPI_COMM_NULL)
+     * on MPI_COMM_SELF's handler (MPICH 5 does; earlier MPIs on world's). */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
     int expect_enabled = -1;
     for (int i = 1; i + 1 < argc; i++) {
@@ -89,14 +92,27 @@ int main(int argc, char **argv)
         printf("errors_check: not comparing negative counts in allreduce and reduce_scatter_block: the host "
                "MPI crashes on them\n");
     BOTH("allreduce op null", Allreduce(sbuf, rbuf, 1, MPI_INT, MPI_OP_NULL, comm));
-    BOTH("allreduce datatype null", Allreduce(sbuf, rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, comm));
+    /* MPICH 5.0.2 asserts (dt_ptr, mpir_datatype.h) in PMPI_Allreduce and
+     * PMPI_Reduce_scatter on MPI_DATATYPE_NULL instead of returning
+     * MPI_ERR_TYPE, shoal or not: those two are not compared there. */
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000
+    bool host_checks_reduce_types = false;
+    if (rank == 0)
+        printf("errors_check: not comparing MPI_DATATYPE_NULL in allreduce and reduce_scatter: MPICH 5 asserts "
+               "on it\n");
+#else
+    bool host_checks_reduce_types = true;
+#endif
+    if (host_checks_reduce_types)
+        BOTH("allreduce datatype null", Allreduce(sbuf, rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, comm));
     BOTH("allreduce sum on c_bool", Allreduce(sbuf, rbuf, 1, MPI_C_BOOL, MPI_SUM, comm));
     BOTH("allreduce band on double", Allreduce(sbuf, rbuf, 1, MPI_DOUBLE, MPI_BAND, comm));
     BOTH("allreduce recvbuf in place", Allreduce(sbuf, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, comm));
     BOTH("reduce root = size", Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, size, comm));
     BOTH("reduce comm null", Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL));
     BOTH("reduce_scatter op null", Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_OP_NULL, comm));
-    BOTH("reduce_scatter datatype null", Reduce_scatter(sbuf, rbuf, counts, MPI_DATATYPE_NULL, MPI_SUM, comm));
+    if (host_checks_reduce_types)
+        BOTH("reduce_scatter datatype null", Reduce_scatter(sbuf, rbuf, counts, MPI_DATATYPE_NULL, MPI_SUM, comm));
     BOTH("reduce_scatter comm null", Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM, MPI_COMM_NULL));
     if (host_checks_counts)
         BOTH("reduce_scatter_block count -1", Reduce_scatter_block(sbuf, rbuf, -1, MPI_INT, MPI_SUM, comm));
