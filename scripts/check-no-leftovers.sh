@@ -7,7 +7,7 @@ if [ -n "$left" ]; then
   echo "check-no-leftovers: /dev/shm still holds: $left"
   rc=1
 fi
-procs=$(pgrep -a -f 'build/[a-z]+/(tests|tools)/' 2>/dev/null | grep -v pgrep || true)
+procs=$(pgrep -a -f 'build/[a-z0-9]+/(tests|tools)/|tests/mpi4py/mpi4py_check' 2>/dev/null | grep -v pgrep || true)
 if [ -n "$procs" ]; then
   echo "check-no-leftovers: processes still running: $procs"
   rc=1
