@@ -165,9 +165,10 @@ static const core_setting settings[] = {
      .shared = true,
      .default_text = "`auto`",
      .description = "across nodes, which rank of a node receives a bcast from the others: `first`, the first of its "
-                    "ranks to arrive (competitive: a late rank delays only itself), or `leader`, its first rank in "
-                    "the communicator; `auto`: the first to arrive where the root's own sends to every other node "
-                    "cost no more than the host's tree (up to 3 nodes) and the message is not cut into segments"},
+                    "ranks to arrive (competitive: a late rank delays only itself, but the claim costs a round "
+                    "trip between nodes when all arrive together; for programs whose ranks arrive unevenly), or "
+                    "`leader`, its first rank in the communicator; `auto`: `leader`. Messages cut into segments "
+                    "always go through the leaders"},
     {.name = "SHOAL_NODE_SEGMENT",
      .kind = CORE_SETTING_SIZE,
      FIELD(node_segment),

@@ -195,8 +195,8 @@ size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query 
  * asks the root for the message and passes it on inside its node, so a
  * late rank (a fixed leader descheduled, a rank still computing) delays
  * only itself. Whether a bcast of `bytes`, cut into `segment`s, over
- * `nodes` nodes runs so (SHOAL_NODE_BCAST forces it either way; cut
- * messages keep the fixed leaders' pipeline). */
+ * `nodes` nodes runs so: where SHOAL_NODE_BCAST=first asks for it, and the
+ * message is not cut (cut messages keep the fixed leaders' pipeline). */
 bool plan_node_bcast_first(size_t bytes, size_t segment, int nodes);
 
 #endif
