@@ -44,7 +44,7 @@ for pin in "${pins[@]}"; do
     runs=$("$venv/bin/python" -c "import numpy, mpi4py
 mpi4py.rc.initialize = False
 from mpi4py import MPI
-print(mpi4py.__version__, numpy.__version__, MPI.Get_library_version().splitlines()[0])" 2>/dev/null || true)
+print(mpi4py.__version__, numpy.__version__, MPI.Get_library_version().splitlines()[0])" 2>/dev/null | tr -d '\0' || true)
     if [[ "$runs" != "$mpi4py_pin $numpy_pin $says"*"$version"* ]]; then
       echo "pypi-mpis: numpy $numpy_pin and mpi4py $mpi4py_pin (built by $venv/bin/mpicc) into $venv"
       "${pip[@]}" "numpy==$numpy_pin"
