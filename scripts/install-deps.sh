@@ -3,8 +3,11 @@
 # Idempotent and quiet when everything is present; run by `make` targets.
 set -euo pipefail
 
-# gfortran: only for the tests of shoal's Fortran entry points.
-debs=(cmake make gcc gfortran pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-pip)
+# gfortran: only for the tests of shoal's Fortran entry points. python3-venv
+# and python3-dev: the PyPI wheel MPIs' environments and mpi4py built in them
+# (scripts/pypi-mpis.sh).
+debs=(cmake make gcc gfortran pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-pip
+      python3-venv python3-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
