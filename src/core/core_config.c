@@ -142,7 +142,7 @@ static const core_setting settings[] = {
      .default_text = "`1`",
      .description =
          "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, reduce_scatter(_block), "
-         "gather(v), allgather(v), scatter(v) and alltoall (up to 32 KiB a pair) in two levels: inside each node on "
+         "gather(v), allgather(v), scatter(v) and alltoall(v) (up to 32 KiB a pair) in two levels: inside each node on "
          "shoal's lanes, between nodes by the host MPI on one rank per "
          "node (`0`: the host MPI runs them whole)"},
     {.name = "SHOAL_NODE_CLIQUES",

@@ -494,7 +494,7 @@ bool shim_alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array sd
     shim_comm *sc;
     shim_layout sl, rl;
     coll_team *t = team_for(CORE_COLL_ALLTOALLV, comm, &sc, name, false);
-    if (!t)
+    if (!sc)
         return false;
     int n = sc->size;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -524,7 +524,10 @@ bool shim_alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array sd
             shim_block_pack(sbase, sbytes, soffs, i, sbuf, scounts, sdispls, stype, &sl, comm);
     }
     char *rbase = shim_blocks_at(sc, 1, rbuf, rcounts, rdispls, &rl, rbytes, roffs);
-    coll_alltoallv(t, sbase, sbytes, soffs, rbase, rbytes, roffs);
+    if (t)
+        coll_alltoallv(t, sbase, sbytes, soffs, rbase, rbytes, roffs);
+    else if (!shim_nodes_alltoallv(sc, sbase, sbytes, soffs, rbase, rbytes, roffs))
+        return false; /* blocks too big for the leaders to gain: nothing was sent */
     for (int i = 0; i < n; i++)
         shim_block_unpack(rbase, rbytes, roffs, i, rbuf, rcounts, rdispls, rtype, &rl, comm);
     return true;

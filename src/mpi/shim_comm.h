@@ -43,8 +43,8 @@ typedef struct shim_nodes {
     int *rank_at;                      /* per place in node-major order: the rank there */
     int *local_counts, *local_offsets; /* per rank of this node: per-call scratch for node v-steps */
     bool contiguous;                   /* node-major order is the communicator's */
-    char *stage[3];                    /* per-call buffers: blocks in node-major order, regrouped ones */
-    size_t stage_size[3];
+    char *stage[5];                    /* per-call buffers: blocks in node-major order, regrouped ones */
+    size_t stage_size[5];
     /* Per size class, bytes per segment of a bcast, reduce and allreduce
      * (0: not cut), alike on every rank (agreed when the state is built). */
     uint64_t segment[3][SHIM_NODES_CLASSES];

@@ -168,7 +168,7 @@ void shim_nodes_close(shim_nodes *nd)
     nd->where = NULL;
     nd->first = NULL;
     nd->rank_at = NULL;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         free(nd->stage[i]);
         nd->stage[i] = NULL;
         nd->stage_size[i] = 0;
@@ -965,6 +965,126 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
         }
     }
     node_scatter(nd, rows, row, rdata);
+    return true;
+}
+
+/* out_n bytes to one peer while in_n come from another, in pieces within
+ * an int; nothing travels where a size is 0 (the peers know the sizes). */
+static void exchange_all(const char *out, size_t out_n, int to, char *in, size_t in_n, int from, MPI_Comm comm)
+{
+    while (out_n || in_n) {
+        size_t k_out = out_n < PIECE_BYTES ? out_n : PIECE_BYTES, k_in = in_n < PIECE_BYTES ? in_n : PIECE_BYTES;
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        if (k_in)
+            PMPI_Irecv(in, (int)k_in, MPI_BYTE, from, NODES_TAG, comm, &req[0]);
+        if (k_out)
+            PMPI_Isend(out, (int)k_out, MPI_BYTE, to, NODES_TAG, comm, &req[1]);
+        wait_both(req);
+        out += k_out, out_n -= k_out, in += k_in, in_n -= k_in;
+    }
+}
+
+bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes, const size_t *soffs, char *rbase,
+                          const size_t *rbytes, const size_t *roffs)
+{
+    shim_nodes *nd = &sc->nodes;
+    int n = sc->size, ns = nd->node_size, nodes = nd->count;
+    /* Where blocks are large, each crossing its node twice costs more than
+     * the messages saved (alltoall's crossover): every rank must decide
+     * alike, and only together do they know the sizes. */
+    uint64_t sent = 0, most = 0;
+    for (int d = 0; d < n; d++)
+        sent += sbytes[d];
+    sent /= (uint64_t)n;
+    if (!shim_nodes_allreduce(sc, &sent, &most, 1, MPI_UINT64_T, MPI_MAX))
+        PMPI_Allreduce(&sent, &most, 1, MPI_UINT64_T, MPI_MAX, sc->comm);
+    if (!plan_node_steps_for(CORE_COLL_ALLTOALLV, (size_t)most))
+        return false;
+    say_plan_once(sc, CORE_COLL_ALLTOALLV);
+
+    /* Sizes: every local rank's row totals, sent and received, on every
+     * local rank; every local rank's blocks' sizes (2n: sent to each rank,
+     * received from each) at the leader. */
+    size_t words = 2 * (size_t)n + 3 * (size_t)ns + (leads(nd) ? (size_t)ns * 2 * (size_t)n : 0) + 2 * (size_t)nodes;
+    uint64_t *mine = (uint64_t *)(void *)stage(nd, 0, words * sizeof(uint64_t)), *row_sizes = mine + 2 * n,
+             *back_sizes = row_sizes + ns, *all = back_sizes + ns, *out_at = all + (leads(nd) ? (size_t)ns * 2 * n : 0),
+             *in_at = out_at + nodes, *at_k = in_at + nodes;
+    size_t row = 0, back = 0;
+    for (int r = 0; r < n; r++) {
+        mine[r] = sbytes[r], mine[n + r] = rbytes[r];
+        row += sbytes[r], back += rbytes[r];
+    }
+    size_t rows_total = node_learn_sizes(nd, row, row_sizes), backs_total = node_learn_sizes(nd, back, back_sizes);
+    node_gather(nd, (const char *)mine, 2 * (size_t)n * sizeof(uint64_t), (char *)all);
+
+    /* This rank's row, its blocks in node-major order of their destinations,
+     * to the leader. */
+    char *my_row = stage(nd, 1, row ? row : 1), *rows = leads(nd) ? stage(nd, 2, rows_total ? rows_total : 1) : NULL;
+    for (size_t m = 0, at = 0; m < (size_t)n; m++) {
+        int d = nd->rank_at[m];
+        memcpy(my_row + at, sbase + soffs[d], sbytes[d]);
+        at += sbytes[d];
+    }
+    node_gatherv_sized(nd, row_sizes, rows_total, my_row, rows);
+
+    char *backs = NULL;
+    if (leads(nd)) {
+        /* To node j: [source local s][destination of node j, in order];
+         * from node i: [source of node i][destination local k], so what
+         * each leader sends and receives follows from the sizes. */
+        const uint64_t *sent_by = all, *got_by = all + n; /* local l: sent_by[2nl + d], got_by[2nl + s] */
+        size_t out_total = 0, in_total = 0;
+        for (int j = 0; j < nodes; j++) {
+            out_at[j] = out_total, in_at[j] = in_total;
+            for (int l = 0; l < ns; l++)
+                for (int m = nd->first[j]; m < nd->first[j + 1]; m++) {
+                    out_total += sent_by[2 * (size_t)n * l + nd->rank_at[m]];
+                    in_total += got_by[2 * (size_t)n * l + nd->rank_at[m]];
+                }
+        }
+        char *out = stage(nd, 3, out_total ? out_total : 1), *in = stage(nd, 4, in_total ? in_total : 1);
+        const char *from = rows;
+        for (int l = 0; l < ns; l++)
+            for (int m = 0; m < n; m++) {
+                int d = nd->rank_at[m], j = node_of(nd, d);
+                size_t size = sent_by[2 * (size_t)n * l + d];
+                memcpy(out + out_at[j], from, size);
+                out_at[j] += size, from += size;
+            }
+        /* out_at[j] now ends node j's part: back to its start. */
+        for (int j = nodes - 1; j >= 0; j--)
+            out_at[j] = j ? out_at[j - 1] : 0;
+        memcpy(in + in_at[nd->my_node], out + out_at[nd->my_node],
+               (nd->my_node + 1 < nodes ? out_at[nd->my_node + 1] : out_total) - out_at[nd->my_node]);
+        /* Between leaders in uniform-stride phases: in phase k node i
+         * sends to node i + k and receives from node i - k, so every node
+         * sends and receives one message at a time. */
+        for (int k = 1; k < nodes; k++) {
+            int to = (nd->my_node + k) % nodes, fro = (nd->my_node - k + nodes) % nodes;
+            size_t out_n = (to + 1 < nodes ? out_at[to + 1] : out_total) - out_at[to];
+            size_t in_n = (fro + 1 < nodes ? in_at[fro + 1] : in_total) - in_at[fro];
+            exchange_all(out + out_at[to], out_n, to, in + in_at[fro], in_n, fro, nd->leaders);
+        }
+        /* Regrouped per destination: local k's blocks from every rank, in
+         * node-major order of their sources. */
+        backs = stage(nd, 2, backs_total ? backs_total : 1);
+        for (size_t l = 0, at = 0; l < (size_t)ns; l++) /* where local l's blocks go next */
+            at_k[l] = at, at += back_sizes[l];
+        const char *got = in;
+        for (int m = 0; m < n; m++)
+            for (int l = 0; l < ns; l++) {
+                size_t size = got_by[2 * (size_t)n * l + nd->rank_at[m]];
+                memcpy(backs + at_k[l], got, size);
+                at_k[l] += size, got += size;
+            }
+    }
+    char *my_back = stage(nd, 1, back ? back : 1);
+    node_scatterv_sized(nd, back_sizes, backs_total, backs, my_back);
+    for (size_t m = 0, at = 0; m < (size_t)n; m++) {
+        int s = nd->rank_at[m];
+        memcpy(rbase + roffs[s], my_back + at, rbytes[s]);
+        at += rbytes[s];
+    }
     return true;
 }
 

@@ -53,6 +53,10 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
 bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const size_t *rbytes, const size_t *roffs);
 /* n blocks of bytes each way, in rank order; sdata NULL: rdata holds them. */
 bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
+/* Blocks of any sizes, sbytes[r] at sbase + soffs[r] to rank r, rbytes[r]
+ * from rank r to rbase + roffs[r] (in place: the caller packs a copy). */
+bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes, const size_t *soffs, char *rbase,
+                          const size_t *rbytes, const size_t *roffs);
 /* Blocks of sizes the root alone knows (rbytes/sbytes and the offsets: at
  * the root only); sdata NULL: the root's block is in place; rdata NULL:
  * the in-place root keeps its block. Sizes of any total. */

@@ -36,6 +36,9 @@ static const plan_node_steps steps[CORE_COLL_COUNT] = {
     [CORE_COLL_ALLTOALL] = {CORE_COLL_GATHER, "alltoallv", CORE_COLL_SCATTER,
                             "node gather of every row to each leader, leaders' alltoallv by the host MPI (one "
                             "message per pair of nodes), node scatter"},
+    [CORE_COLL_ALLTOALLV] = {CORE_COLL_GATHERV, "point-to-point", CORE_COLL_SCATTERV,
+                             "node gatherv of every row to each leader, the leaders' exchange point-to-point in "
+                             "uniform-stride phases (one message per pair of nodes), node scatterv"},
     [CORE_COLL_REDUCE_SCATTER_BLOCK] = {CORE_COLL_REDUCE, "reduce_scatter", CORE_COLL_SCATTERV,
                                         "node reduce to each leader, leaders' reduce_scatter by the host MPI, "
                                         "node scatterv"},
@@ -47,8 +50,9 @@ static const plan_node_steps steps[CORE_COLL_COUNT] = {
 const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)
 {
     if ((int)c < 0 || c >= CORE_COLL_COUNT || !steps[c].text)
-        return NULL; /* alltoallv: the host MPI's */
-    if (c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK)
+        return NULL;
+    /* alltoallv: bytes is the largest of the ranks' mean blocks */
+    if ((c == CORE_COLL_ALLTOALL || c == CORE_COLL_ALLTOALLV) && bytes > NODES_ALLTOALL_MAX_BLOCK)
         return NULL;
     return &steps[c];
 }

@@ -38,6 +38,8 @@ expect 0 "^  between  allreduce by the host MPI on 4 leaders" -- "$shoal" explai
 expect 0 "^  last     bcast on the node's 8 ranks" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
 expect 0 "^two levels: node gather of every row" -- "$shoal" explain alltoall 1K --nodes 2 --ppn 4
 expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
+expect 0 "^two levels: node gatherv of every row to each leader, the leaders' exchange point-to-point in uniform-stride" -- "$shoal" explain alltoallv 1K --nodes 3 --ppn 4
+expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoallv 64K --nodes 2 --ppn 4
 expect 0 "host MPI runs it whole: one rank per node" -- "$shoal" explain bcast 8 --nodes 3 --ppn 1
 expect 0 "host MPI runs it whole: SHOAL_ACROSS_NODES=0" -- env SHOAL_ACROSS_NODES=0 "$shoal" explain bcast 8 --nodes 2 --ppn 2
 expect 2 "with --nodes, only --ppn and --cores" -- "$shoal" explain bcast 8 --nodes 2 --ppn 2 -np 4

@@ -170,7 +170,7 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     /* What each node step moves per rank: alltoall's rows and allgather's
      * whole result are every rank's blocks. */
     size_t all = bytes * (size_t)nodes * (size_t)ppn;
-    bool rows = coll == CORE_COLL_ALLTOALL, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
+    bool rows = coll == CORE_COLL_ALLTOALL || coll == CORE_COLL_ALLTOALLV, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
     node_step_line("first", steps->first, rows ? all : bytes, &node);
     char every[64] = "";
     if (m->link_bw_node > 0)
