@@ -1,5 +1,7 @@
 #include "sim_traffic.h"
 
+#include "core_nodelist.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -36,66 +38,16 @@ int sim_check_permutation(const int32_t *v, int n, const char *what, sim_err *er
     return 0;
 }
 
-/* Shared reader for mappings and permutations. */
+/* Mappings and permutations share core's node-list format. */
 static int read_perm_file(const char *path, int n, int32_t *out, const char *what, sim_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sim_fail(err, SIM_EIO, "%s file '%s': cannot open it", what, path);
-    int32_t *owner = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-    if (!owner) {
-        fclose(f);
-        return sim_fail(err, SIM_ENOMEM, "out of memory reading %s", path);
+    char why[512];
+    switch (core_nodelist_read(path, n, out, what, why, sizeof why)) {
+    case CORE_NODELIST_OK: return 0;
+    case CORE_NODELIST_UNREADABLE: return sim_fail(err, SIM_EIO, "%s", why);
+    case CORE_NODELIST_NOMEM: return sim_fail(err, SIM_ENOMEM, "%s", why);
+    default: return sim_fail(err, SIM_EINVAL, "%s", why);
     }
-    for (int i = 0; i < n; i++)
-        owner[i] = -1;
-    char line[256];
-    int lineno = 0, count = 0, rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *s = line;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (!*s)
-            continue;
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        while (isspace((unsigned char)*end))
-            end++;
-        if (errno || end == s || *end) {
-            rc = sim_fail(err, SIM_EINVAL, "%s file '%s' line %d: '%s' is not a node number", what, path, lineno,
-                          strtok(s, "\r\n"));
-            break;
-        }
-        if (count >= n) {
-            rc = sim_fail(err, SIM_EINVAL, "%s file '%s' line %d: more than %d entries (the topology has %d nodes)",
-                          what, path, lineno, n, n);
-            break;
-        }
-        if (v < 0 || v >= n) {
-            rc = sim_fail(err, SIM_EINVAL, "%s file '%s' line %d: node %ld is outside 0..%d", what, path, lineno, v,
-                          n - 1);
-            break;
-        }
-        if (owner[v] >= 0) {
-            rc = sim_fail(
-                err, SIM_EINVAL,
-                "%s file '%s' line %d: node %ld is already used by logical rank %d, so it is not a permutation", what,
-                path, lineno, v, owner[v]);
-            break;
-        }
-        owner[v] = count;
-        out[count++] = (int32_t)v;
-    }
-    if (rc == 0 && count != n)
-        rc = sim_fail(err, SIM_EINVAL, "%s file '%s': %d entries, but the topology has %d nodes", what, path, count, n);
-    free(owner);
-    fclose(f);
-    return rc;
 }
 
 int sim_mapping_read(const char *path, int n, int32_t *map, sim_err *err)

@@ -2,7 +2,7 @@
  * physical mappings (one physical node per logical rank, validated), user
  * permutations, uniform-stride all-to-all phases, phase selections.
  * Owns: mapping and permutation file formats, phase lists.
- * May call: sim_common, libc. */
+ * May call: sim_common, core's node-list file (core_nodelist.h), libc. */
 #ifndef SIM_TRAFFIC_H
 #define SIM_TRAFFIC_H
 
