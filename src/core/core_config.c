@@ -180,6 +180,15 @@ static const core_setting settings[] = {
                     "that the steps inside the nodes overlap the host MPI's transfers between them (`1M`); "
                     "automatic: the planner prices each segment size with the link's figures and takes the "
                     "cheapest, which may be the whole message"},
+    {.name = "SHOAL_ALLTOALL_MAP",
+     .kind = CORE_SETTING_TEXT,
+     FIELD(alltoall_map),
+     .default_text = "empty",
+     .description = "across nodes, a mapping file as `shoal-sim map` writes it (line i: the node that holds logical "
+                    "rank i; nodes numbered in the order of the communicator's ranks) that orders the leaders' "
+                    "all-to-all phases: in phase k logical node i sends to logical node i + k. Rank 0 reads it "
+                    "for the whole job; a file that does not fit the job is reported and the nodes' own order "
+                    "kept. Empty: the nodes' own order"},
     {.name = "SHOAL_CMA",
      .kind = CORE_SETTING_CHOICE,
      FIELD(cma),

@@ -69,6 +69,7 @@ typedef struct core_config {
                                     0 = the planner's */
     char lanes[64];             /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
     char algo[1024];            /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    char alltoall_map[1024];    /* SHOAL_ALLTOALL_MAP: a node-list file ordering the leaders' all-to-all phases */
     char tuning_file[1024];     /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
     bool probe;                 /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
     uint64_t fingerprint;       /* core_config_fingerprint of the above, set at each (re)load */

@@ -44,10 +44,11 @@ core_nodelist_status core_nodelist_read(const char *path, int n, int32_t *out, c
         if (errno || end == s || *end)
             snprintf(why, whylen, "%s file '%s' line %d: '%s' is not a node number", what, path, lineno,
                      strtok(s, "\r\n"));
-        else if (count >= n)
+        else if (count >= n) {
             snprintf(why, whylen, "%s file '%s' line %d: more than %d entries (the topology has %d nodes)", what, path,
                      lineno, n, n);
-        else if (v < 0 || v >= n)
+            rc = CORE_NODELIST_WRONG_COUNT;
+        } else if (v < 0 || v >= n)
             snprintf(why, whylen, "%s file '%s' line %d: node %ld is outside 0..%d", what, path, lineno, v, n - 1);
         else if (owner[v] >= 0)
             snprintf(why, whylen,
@@ -62,7 +63,7 @@ core_nodelist_status core_nodelist_read(const char *path, int n, int32_t *out, c
     }
     if (rc == CORE_NODELIST_OK && count != n) {
         snprintf(why, whylen, "%s file '%s': %d entries, but the topology has %d nodes", what, path, count, n);
-        rc = CORE_NODELIST_INVALID;
+        rc = CORE_NODELIST_WRONG_COUNT;
     }
     free(owner);
     fclose(f);

@@ -16,6 +16,7 @@ typedef enum {
     CORE_NODELIST_OK,
     CORE_NODELIST_UNREADABLE,
     CORE_NODELIST_INVALID,
+    CORE_NODELIST_WRONG_COUNT, /* valid entries, but not n of them */
     CORE_NODELIST_NOMEM
 } core_nodelist_status;
 

@@ -56,6 +56,12 @@ typedef struct shim_nodes {
     struct shim_node_claim *claims;
     MPI_Request *root_requests;
     uint64_t first_bcasts; /* competitive bcasts so far */
+    /* The leaders' all-to-all: the node of each logical node (a mapping:
+     * SHOAL_ALLTOALL_MAP, else the nodes' order), this node's logical
+     * number, and per-call offsets of what goes to and comes from each
+     * node (count + 1 each). */
+    int *phase_node, my_logical;
+    size_t *out_at, *in_at;
 } shim_nodes;
 
 typedef struct shim_comm {

@@ -62,6 +62,52 @@ static void host_progress(void)
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &arrived, MPI_STATUS_IGNORE);
 }
 
+/* The order of the leaders' all-to-all phases: rank 0 reads the mapping
+ * file, if any, for every rank (nodes need not see the file, and all must
+ * follow one order). */
+static void agree_phases(shim_comm *sc)
+{
+    shim_nodes *nd = &sc->nodes;
+    nd->phase_node = malloc(((size_t)nd->count + 1) * sizeof *nd->phase_node);
+    nd->out_at = malloc(2 * ((size_t)nd->count + 1) * sizeof *nd->out_at);
+    if (!nd->phase_node || !nd->out_at)
+        core_fatal("out of memory for a communicator's node table");
+    nd->in_at = nd->out_at + nd->count + 1;
+    for (int i = 0; i < nd->count; i++)
+        nd->phase_node[i] = i;
+    const char *path = core_config_get()->alltoall_map;
+    if (path[0]) {
+        /* phase_node[count]: whether the file's mapping is taken. */
+        nd->phase_node[nd->count] = 0;
+        if (sc->rank == 0) {
+            char why[512];
+            int32_t *map = malloc((size_t)nd->count * sizeof *map);
+            if (!map)
+                core_fatal("out of memory for a mapping of %d nodes", nd->count);
+            core_nodelist_status got =
+                core_nodelist_read(path, nd->count, map, "SHOAL_ALLTOALL_MAP: mapping", why, sizeof why);
+            if (got == CORE_NODELIST_OK) {
+                for (int i = 0; i < nd->count; i++)
+                    nd->phase_node[i] = map[i];
+                nd->phase_node[nd->count] = 1;
+            } else if (got == CORE_NODELIST_WRONG_COUNT) {
+                /* A mapping of the job's nodes; this communicator spans others. */
+                core_log_once("all-to-all phases of a communicator over %d nodes follow their own order: %s", nd->count,
+                              why);
+            } else {
+                core_log_warn_once("%s; the leaders' all-to-all phases follow the nodes' own order", why);
+            }
+            free(map);
+        }
+        PMPI_Bcast(nd->phase_node, nd->count + 1, MPI_INT, 0, sc->comm);
+        if (nd->phase_node[nd->count])
+            core_log_once("all-to-all phases between %d nodes follow %s", nd->count, path);
+    }
+    for (int i = 0; i < nd->count; i++)
+        if (nd->phase_node[i] == nd->my_node)
+            nd->my_logical = i;
+}
+
 static const core_coll cut_colls[3] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
 
 /* Segment sizes per size class, priced by rank 0 with its node's figures
@@ -138,6 +184,7 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
         nd->contiguous = nd->contiguous && major == r;
     }
     agree_segments(sc);
+    agree_phases(sc);
     nd->p2p = MPI_COMM_NULL;
     nd->claim_window = MPI_WIN_NULL;
     nd->claims = NULL;
@@ -154,7 +201,11 @@ void shim_nodes_close(shim_nodes *nd)
     if (nd->p2p != MPI_COMM_NULL)
         PMPI_Comm_free(&nd->p2p);
     free(nd->root_requests);
+    free(nd->phase_node);
+    free(nd->out_at);
     nd->root_requests = NULL;
+    nd->phase_node = NULL;
+    nd->out_at = nd->in_at = NULL;
     nd->claims = NULL;
     if (nd->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&nd->leaders);
@@ -926,6 +977,40 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
     return true;
 }
 
+/* out_n bytes to one peer while in_n come from another, in pieces within
+ * an int; nothing travels where a size is 0 (the peers know the sizes). */
+static void exchange_all(const char *out, size_t out_n, int to, char *in, size_t in_n, int from, MPI_Comm comm)
+{
+    while (out_n || in_n) {
+        size_t k_out = out_n < PIECE_BYTES ? out_n : PIECE_BYTES, k_in = in_n < PIECE_BYTES ? in_n : PIECE_BYTES;
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        if (k_in)
+            PMPI_Irecv(in, (int)k_in, MPI_BYTE, from, NODES_TAG, comm, &req[0]);
+        if (k_out)
+            PMPI_Isend(out, (int)k_out, MPI_BYTE, to, NODES_TAG, comm, &req[1]);
+        wait_both(req);
+        out += k_out, out_n -= k_out, in += k_in, in_n -= k_in;
+    }
+}
+
+/* The leaders' all-to-all: node j's part of out (from out_at[j] to
+ * out_at[j + 1]) to node j, node i's part of in from node i, this node's
+ * copied. In uniform-stride phases over the logical nodes: in phase k
+ * logical node i sends to i + k and receives from i - k, so each leader
+ * sends and receives one message at a time, in the order a mapping file
+ * chose (SHOAL_ALLTOALL_MAP) or the nodes' own. */
+static void leaders_exchange(shim_nodes *nd, const char *out, char *in)
+{
+    int nodes = nd->count, me = nd->my_node;
+    memcpy(in + nd->in_at[me], out + nd->out_at[me], nd->out_at[me + 1] - nd->out_at[me]);
+    for (int k = 1; k < nodes; k++) {
+        int to = nd->phase_node[(nd->my_logical + k) % nodes];
+        int from = nd->phase_node[(nd->my_logical - k + nodes) % nodes];
+        exchange_all(out + nd->out_at[to], nd->out_at[to + 1] - nd->out_at[to], to, in + nd->in_at[from],
+                     nd->in_at[from + 1] - nd->in_at[from], from, nd->leaders);
+    }
+}
+
 bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
 {
     shim_nodes *nd = &sc->nodes;
@@ -945,20 +1030,18 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
         size_t at = 0, back = 0;
         for (int j = 0; j < nd->count; j++) {
             int size_j = nd->first[j + 1] - nd->first[j];
-            nd->offsets[j] = (int)at;
+            nd->out_at[j] = at;
             for (int s = 0; s < ns; s++)
                 for (int m = nd->first[j]; m < nd->first[j + 1]; m++, at += bytes)
                     memcpy(out + at, rows + (size_t)s * row + (size_t)nd->rank_at[m] * bytes, bytes);
-            nd->counts[j] = (int)(at - (size_t)nd->offsets[j]);
-            nd->recv_offsets[j] = (int)back;
-            nd->recv_counts[j] = (int)((size_t)size_j * (size_t)ns * bytes);
-            back += (size_t)nd->recv_counts[j];
+            nd->in_at[j] = back;
+            back += (size_t)size_j * (size_t)ns * bytes;
         }
-        PMPI_Alltoallv(out, nd->counts, nd->offsets, MPI_BYTE, in, nd->recv_counts, nd->recv_offsets, MPI_BYTE,
-                       nd->leaders);
+        nd->out_at[nd->count] = at, nd->in_at[nd->count] = back;
+        leaders_exchange(nd, out, in);
         /* Back into rows, now one per destination: row k's block from rank r. */
         for (int i = 0; i < nd->count; i++) {
-            const char *from = in + nd->recv_offsets[i];
+            const char *from = in + nd->in_at[i];
             for (int m = nd->first[i]; m < nd->first[i + 1]; m++)
                 for (int k = 0; k < ns; k++, from += bytes)
                     memcpy(rows + (size_t)k * row + (size_t)nd->rank_at[m] * bytes, from, bytes);
@@ -966,22 +1049,6 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
     }
     node_scatter(nd, rows, row, rdata);
     return true;
-}
-
-/* out_n bytes to one peer while in_n come from another, in pieces within
- * an int; nothing travels where a size is 0 (the peers know the sizes). */
-static void exchange_all(const char *out, size_t out_n, int to, char *in, size_t in_n, int from, MPI_Comm comm)
-{
-    while (out_n || in_n) {
-        size_t k_out = out_n < PIECE_BYTES ? out_n : PIECE_BYTES, k_in = in_n < PIECE_BYTES ? in_n : PIECE_BYTES;
-        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-        if (k_in)
-            PMPI_Irecv(in, (int)k_in, MPI_BYTE, from, NODES_TAG, comm, &req[0]);
-        if (k_out)
-            PMPI_Isend(out, (int)k_out, MPI_BYTE, to, NODES_TAG, comm, &req[1]);
-        wait_both(req);
-        out += k_out, out_n -= k_out, in += k_in, in_n -= k_in;
-    }
 }
 
 bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes, const size_t *soffs, char *rbase,
@@ -1005,10 +1072,10 @@ bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes
     /* Sizes: every local rank's row totals, sent and received, on every
      * local rank; every local rank's blocks' sizes (2n: sent to each rank,
      * received from each) at the leader. */
-    size_t words = 2 * (size_t)n + 3 * (size_t)ns + (leads(nd) ? (size_t)ns * 2 * (size_t)n : 0) + 2 * (size_t)nodes;
+    size_t words = 2 * (size_t)n + 3 * (size_t)ns + (leads(nd) ? (size_t)ns * 2 * (size_t)n : 0);
     uint64_t *mine = (uint64_t *)(void *)stage(nd, 0, words * sizeof(uint64_t)), *row_sizes = mine + 2 * n,
-             *back_sizes = row_sizes + ns, *all = back_sizes + ns, *out_at = all + (leads(nd) ? (size_t)ns * 2 * n : 0),
-             *in_at = out_at + nodes, *at_k = in_at + nodes;
+             *back_sizes = row_sizes + ns, *at_k = back_sizes + ns, *all = at_k + ns;
+    size_t *out_at = nd->out_at, *in_at = nd->in_at;
     size_t row = 0, back = 0;
     for (int r = 0; r < n; r++) {
         mine[r] = sbytes[r], mine[n + r] = rbytes[r];
@@ -1034,9 +1101,9 @@ bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes
          * each leader sends and receives follows from the sizes. */
         const uint64_t *sent_by = all, *got_by = all + n; /* local l: sent_by[2nl + d], got_by[2nl + s] */
         size_t out_total = 0, in_total = 0;
-        for (int j = 0; j < nodes; j++) {
+        for (int j = 0; j <= nodes; j++) {
             out_at[j] = out_total, in_at[j] = in_total;
-            for (int l = 0; l < ns; l++)
+            for (int l = 0; l < ns && j < nodes; l++)
                 for (int m = nd->first[j]; m < nd->first[j + 1]; m++) {
                     out_total += sent_by[2 * (size_t)n * l + nd->rank_at[m]];
                     in_total += got_by[2 * (size_t)n * l + nd->rank_at[m]];
@@ -1054,17 +1121,7 @@ bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes
         /* out_at[j] now ends node j's part: back to its start. */
         for (int j = nodes - 1; j >= 0; j--)
             out_at[j] = j ? out_at[j - 1] : 0;
-        memcpy(in + in_at[nd->my_node], out + out_at[nd->my_node],
-               (nd->my_node + 1 < nodes ? out_at[nd->my_node + 1] : out_total) - out_at[nd->my_node]);
-        /* Between leaders in uniform-stride phases: in phase k node i
-         * sends to node i + k and receives from node i - k, so every node
-         * sends and receives one message at a time. */
-        for (int k = 1; k < nodes; k++) {
-            int to = (nd->my_node + k) % nodes, fro = (nd->my_node - k + nodes) % nodes;
-            size_t out_n = (to + 1 < nodes ? out_at[to + 1] : out_total) - out_at[to];
-            size_t in_n = (fro + 1 < nodes ? in_at[fro + 1] : in_total) - in_at[fro];
-            exchange_all(out + out_at[to], out_n, to, in + in_at[fro], in_n, fro, nd->leaders);
-        }
+        leaders_exchange(nd, out, in);
         /* Regrouped per destination: local k's blocks from every rank, in
          * node-major order of their sources. */
         backs = stage(nd, 2, backs_total ? backs_total : 1);

@@ -110,14 +110,23 @@ static void test_parsing(void)
 static void test_round_trip(void)
 {
     static const char *const samples[][2] = {
-        {"SHOAL_DISABLE", "1"},          {"SHOAL_DISABLE_COLL", "gather,alltoallv"},
-        {"SHOAL_VERBOSE", "1"},          {"SHOAL_SHM_SIZE", "1G"},
-        {"SHOAL_COMM_WARMUP", "3"},      {"SHOAL_CMA", "off"},
-        {"SHOAL_SPIN", "100"},           {"SHOAL_TIMEOUT", "30"},
-        {"SHOAL_LANES", "cma+host"},     {"SHOAL_ALGO", "reduce:flat"},
-        {"SHOAL_TUNING_FILE", "t.json"}, {"SHOAL_PROBE", "0"},
-        {"SHOAL_ACROSS_NODES", "0"},     {"SHOAL_NODE_CLIQUES", "3"},
-        {"SHOAL_NODE_SEGMENT", "1M"},    {"SHOAL_NODE_BCAST", "first"},
+        {"SHOAL_DISABLE", "1"},
+        {"SHOAL_DISABLE_COLL", "gather,alltoallv"},
+        {"SHOAL_VERBOSE", "1"},
+        {"SHOAL_SHM_SIZE", "1G"},
+        {"SHOAL_COMM_WARMUP", "3"},
+        {"SHOAL_CMA", "off"},
+        {"SHOAL_SPIN", "100"},
+        {"SHOAL_TIMEOUT", "30"},
+        {"SHOAL_LANES", "cma+host"},
+        {"SHOAL_ALGO", "reduce:flat"},
+        {"SHOAL_TUNING_FILE", "t.json"},
+        {"SHOAL_PROBE", "0"},
+        {"SHOAL_ACROSS_NODES", "0"},
+        {"SHOAL_NODE_CLIQUES", "3"},
+        {"SHOAL_NODE_SEGMENT", "1M"},
+        {"SHOAL_NODE_BCAST", "first"},
+        {"SHOAL_ALLTOALL_MAP", "map.txt"},
     };
     int count;
     core_settings(&count);
