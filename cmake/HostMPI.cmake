@@ -16,6 +16,20 @@
 # the flavour: the tests are named after it (openmpi.coll.np2, ...) and shaped
 # by it, in a preset tree exactly as before.
 
+# Where a C wrapper's siblings (launcher, Fortran wrapper) are looked for:
+# its folder, and the suffix its name carries after "mpicc" (".mpich" in
+# mpicc.mpich gives mpiexec.mpich), empty for a plain mpicc.
+function(shoal_wrapper_siblings wrapper bin_var suffix_var)
+  get_filename_component(bin "${wrapper}" DIRECTORY)
+  get_filename_component(name "${wrapper}" NAME)
+  string(REGEX REPLACE "^mpicc" "" suffix "${name}")
+  if(suffix STREQUAL name)
+    set(suffix "")
+  endif()
+  set(${bin_var} "${bin}" PARENT_SCOPE)
+  set(${suffix_var} "${suffix}" PARENT_SCOPE)
+endfunction()
+
 set(SHOAL_MPI_REQUEST "${SHOAL_MPI}")
 if(SHOAL_MPI STREQUAL "openmpi")
   # Point FindMPI at one flavour's compiler wrapper and launcher, so that the
@@ -43,12 +57,7 @@ elseif(SHOAL_MPI STREQUAL "auto")
     if(NOT _shoal_mpicc OR NOT EXISTS "${_shoal_mpicc}")
       message(FATAL_ERROR "shoal: MPI_C_COMPILER=${MPI_C_COMPILER} is not a program")
     endif()
-    get_filename_component(_shoal_mpi_bin "${_shoal_mpicc}" DIRECTORY)
-    get_filename_component(_shoal_cc_name "${_shoal_mpicc}" NAME)
-    string(REGEX REPLACE "^mpicc" "" _shoal_suffix "${_shoal_cc_name}")
-    if(_shoal_suffix STREQUAL _shoal_cc_name)
-      set(_shoal_suffix "")
-    endif()
+    shoal_wrapper_siblings("${_shoal_mpicc}" _shoal_mpi_bin _shoal_suffix)
     if(NOT MPIEXEC_EXECUTABLE)
       find_program(_shoal_found NAMES mpiexec${_shoal_suffix} mpirun${_shoal_suffix} mpiexec mpirun
                    HINTS "${_shoal_mpi_bin}" NO_DEFAULT_PATH)
@@ -80,12 +89,7 @@ else()
   # possibly another MPI's, and a test would mix two MPIs.
   find_package(MPI REQUIRED COMPONENTS C)
   if(CMAKE_Fortran_COMPILER AND MPI_C_COMPILER AND NOT MPI_Fortran_COMPILER)
-    get_filename_component(_shoal_mpi_bin "${MPI_C_COMPILER}" DIRECTORY)
-    get_filename_component(_shoal_cc_name "${MPI_C_COMPILER}" NAME)
-    string(REGEX REPLACE "^mpicc" "" _shoal_suffix "${_shoal_cc_name}")
-    if(_shoal_suffix STREQUAL _shoal_cc_name)
-      set(_shoal_suffix "")
-    endif()
+    shoal_wrapper_siblings("${MPI_C_COMPILER}" _shoal_mpi_bin _shoal_suffix)
     find_program(_shoal_found NAMES mpifort${_shoal_suffix} mpif90${_shoal_suffix} mpifort mpif90
                  HINTS "${_shoal_mpi_bin}" NO_DEFAULT_PATH)
     if(_shoal_found)
