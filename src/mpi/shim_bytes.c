@@ -3,18 +3,19 @@
  * blocks of the v-variants, and their counts' checks. */
 #include "shim_bytes.h"
 
-bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l)
+bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l, MPI_Count *total)
 {
     if (shim_array_missing(counts) || shim_array_missing(displs))
         return false;
-    MPI_Count total = 0;
+    MPI_Count sum = 0;
     for (int i = 0; i < n; i++) {
         MPI_Count c = shim_array_at(counts, i);
-        if (c < 0 || c > INT64_MAX - total)
+        if (c < 0 || c > INT64_MAX - sum)
             return false;
-        total += c;
+        sum += c;
     }
-    return shim_takes(l, total);
+    *total = sum;
+    return shim_takes(l, sum);
 }
 
 const char *shim_pack_send(shim_comm *sc, int i, const void *buf, MPI_Count count, MPI_Datatype type,

@@ -66,8 +66,21 @@ static inline bool shim_bad_pointer(const void *buf, const shim_layout *l, MPI_C
 
 /* Blocks of counts[i] elements at displs[i] extents for each of n ranks are
  * something shoal takes: both arrays given, every count not negative, and
- * their total as shim_takes says. */
-bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l);
+ * their total (*total, in elements) as shim_takes says. */
+bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l, MPI_Count *total);
+
+/* A send and a receive buffer at one address, each naming sbytes and rbytes:
+ * they overlap only where both name bytes. Such a call is erroneous, and
+ * shoal leaves it to the host, which reports it where it checks. Where
+ * either side is empty the two name no common memory and the call is valid
+ * (mpi4py passes one address for every empty buffer), so shoal takes it: a
+ * rank that alone passed a valid call to the host would leave its peers
+ * waiting in shoal's collective, and the next calls of the two would meet
+ * each other's (wrong results, then a hang). */
+static inline bool shim_aliased(const void *sbuf, size_t sbytes, const void *rbuf, size_t rbytes)
+{
+    return sbuf == rbuf && sbytes && rbytes;
+}
 
 /* ---- one buffer ---- */
 

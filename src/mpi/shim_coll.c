@@ -207,7 +207,7 @@ bool shim_reduce_scatter_by_shoal(const void *sbuf, void *rbuf, shim_array rcoun
     core_type ct;
     core_op cop;
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER, comm, &sc, name, type, op, &ct, &cop);
-    if ((!t && !spans_nodes(sc)) || shim_array_missing(rcounts) || rbuf == MPI_IN_PLACE || sbuf == rbuf)
+    if ((!t && !spans_nodes(sc)) || shim_array_missing(rcounts) || rbuf == MPI_IN_PLACE)
         return false;
     int n = sc->size;
     size_t *counts = sc->sizes, *firsts = sc->sizes + n;
@@ -220,7 +220,7 @@ bool shim_reduce_scatter_by_shoal(const void *sbuf, void *rbuf, shim_array rcoun
         firsts[i] = (size_t)total;
         total += c;
     }
-    if ((total && !sbuf) || (counts[sc->rank] && !rbuf))
+    if ((total && !sbuf) || (counts[sc->rank] && !rbuf) || shim_aliased(sbuf, (size_t)total, rbuf, counts[sc->rank]))
         return false;
     if (!t)
         return shim_nodes_reduce_scatter(sc, sbuf, rbuf, counts, firsts, type, op);
@@ -249,7 +249,8 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
         ok = ok && shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount);
     if (is_root)
         ok = ok && shim_layout_of(rtype, &rl) && shim_takes_blocks(&rl, rcount, n) && rbuf != MPI_IN_PLACE &&
-             !shim_bad_pointer(rbuf, &rl, rcount) && !(rcount && sbuf == rbuf);
+             !shim_bad_pointer(rbuf, &rl, rcount) &&
+             !shim_aliased(sbuf, in_place ? 0 : (size_t)scount * sl.size, rbuf, (size_t)rcount * rl.size);
     if (!ok)
         return false;
 
@@ -287,11 +288,13 @@ bool shim_gatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         return false;
     bool is_root = sc->rank == root, in_place = sbuf == MPI_IN_PLACE;
     bool ok = is_root || !in_place;
+    MPI_Count rtotal;
     if (!in_place)
         ok = ok && shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount);
     if (is_root)
         ok = ok && shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE &&
-             shim_counts_ok(rcounts, displs, sc->size, &rl) && !(sbuf == rbuf && !in_place);
+             shim_counts_ok(rcounts, displs, sc->size, &rl, &rtotal) &&
+             !shim_aliased(sbuf, in_place ? 0 : (size_t)scount * sl.size, rbuf, (size_t)rtotal * rl.size);
     if (!ok)
         return false;
 
@@ -326,9 +329,10 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     int n = sc->size, me = sc->rank;
     bool in_place = sbuf == MPI_IN_PLACE;
     bool ok = shim_layout_of(rtype, &rl) && shim_takes_blocks(&rl, rcount, n) && rbuf != MPI_IN_PLACE &&
-              !shim_bad_pointer(rbuf, &rl, rcount) && !(rcount && sbuf == rbuf);
+              !shim_bad_pointer(rbuf, &rl, rcount);
     if (ok && !in_place)
-        ok = shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount);
+        ok = shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount) &&
+             !shim_aliased(sbuf, (size_t)scount * sl.size, rbuf, (size_t)rcount * rl.size);
     if (!ok)
         return false;
     size_t bytes = (size_t)rcount * rl.size;
@@ -361,10 +365,12 @@ bool shim_allgatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype s
         return false;
     int me = sc->rank;
     bool in_place = sbuf == MPI_IN_PLACE;
-    bool ok = shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && shim_counts_ok(rcounts, displs, sc->size, &rl) &&
-              !(sbuf == rbuf);
+    MPI_Count rtotal;
+    bool ok =
+        shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && shim_counts_ok(rcounts, displs, sc->size, &rl, &rtotal);
     if (ok && !in_place)
-        ok = shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount);
+        ok = shim_layout_of(stype, &sl) && shim_takes(&sl, scount) && !shim_bad_pointer(sbuf, &sl, scount) &&
+             !shim_aliased(sbuf, (size_t)scount * sl.size, rbuf, (size_t)rtotal * rl.size);
     if (!ok)
         return false;
     size_t *rbytes = sc->sizes + 2 * sc->size, *roffs = sc->sizes + 3 * sc->size;
@@ -396,9 +402,11 @@ bool shim_scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     bool ok = is_root || !in_place;
     if (is_root)
         ok = ok && shim_layout_of(stype, &sl) && shim_takes_blocks(&sl, scount, n) && sbuf != MPI_IN_PLACE &&
-             !shim_bad_pointer(sbuf, &sl, scount) && !(scount && sbuf == rbuf);
+             !shim_bad_pointer(sbuf, &sl, scount);
     if (!in_place)
         ok = ok && shim_layout_of(rtype, &rl) && shim_takes(&rl, rcount) && !shim_bad_pointer(rbuf, &rl, rcount);
+    if (is_root)
+        ok = ok && !shim_aliased(sbuf, (size_t)scount * sl.size, rbuf, in_place ? 0 : (size_t)rcount * rl.size);
     if (!ok)
         return false;
     size_t bytes = is_root ? (size_t)scount * sl.size : (size_t)rcount * rl.size;
@@ -427,11 +435,14 @@ bool shim_scatterv_by_shoal(const void *sbuf, shim_array scounts, shim_array dis
         return false;
     bool is_root = sc->rank == root, in_place = rbuf == MPI_IN_PLACE;
     bool ok = is_root || !in_place;
+    MPI_Count stotal;
     if (is_root)
         ok = ok && shim_layout_of(stype, &sl) && sbuf != MPI_IN_PLACE &&
-             shim_counts_ok(scounts, displs, sc->size, &sl) && !(sbuf == rbuf);
+             shim_counts_ok(scounts, displs, sc->size, &sl, &stotal);
     if (!in_place)
         ok = ok && shim_layout_of(rtype, &rl) && shim_takes(&rl, rcount) && !shim_bad_pointer(rbuf, &rl, rcount);
+    if (is_root)
+        ok = ok && !shim_aliased(sbuf, (size_t)stotal * sl.size, rbuf, in_place ? 0 : (size_t)rcount * rl.size);
     if (!ok)
         return false;
     size_t *sbytes = sc->sizes, *soffs = sc->sizes + sc->size;
@@ -464,9 +475,10 @@ bool shim_alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype sty
     int n = sc->size;
     bool in_place = sbuf == MPI_IN_PLACE;
     bool ok = shim_layout_of(rtype, &rl) && shim_takes_blocks(&rl, rcount, n) && rbuf != MPI_IN_PLACE &&
-              !shim_bad_pointer(rbuf, &rl, rcount) && !(rcount && sbuf == rbuf);
+              !shim_bad_pointer(rbuf, &rl, rcount);
     if (ok && !in_place)
-        ok = shim_layout_of(stype, &sl) && shim_takes_blocks(&sl, scount, n) && !shim_bad_pointer(sbuf, &sl, scount);
+        ok = shim_layout_of(stype, &sl) && shim_takes_blocks(&sl, scount, n) && !shim_bad_pointer(sbuf, &sl, scount) &&
+             !shim_aliased(sbuf, (size_t)scount * sl.size, rbuf, (size_t)rcount * rl.size);
     if (!ok)
         return false;
     size_t bytes = (size_t)rcount * rl.size;
@@ -498,10 +510,11 @@ bool shim_alltoallv_by_shoal(const void *sbuf, shim_array scounts, shim_array sd
         return false;
     int n = sc->size;
     bool in_place = sbuf == MPI_IN_PLACE;
-    bool ok = shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && shim_counts_ok(rcounts, rdispls, n, &rl) &&
-              !(sbuf == rbuf);
+    MPI_Count stotal, rtotal;
+    bool ok = shim_layout_of(rtype, &rl) && rbuf != MPI_IN_PLACE && shim_counts_ok(rcounts, rdispls, n, &rl, &rtotal);
     if (ok && !in_place)
-        ok = shim_layout_of(stype, &sl) && shim_counts_ok(scounts, sdispls, n, &sl);
+        ok = shim_layout_of(stype, &sl) && shim_counts_ok(scounts, sdispls, n, &sl, &stotal) &&
+             !shim_aliased(sbuf, (size_t)stotal * sl.size, rbuf, (size_t)rtotal * rl.size);
     if (!ok)
         return false;
     size_t *sbytes = sc->sizes, *soffs = sc->sizes + n, *rbytes = sc->sizes + 2 * n, *roffs = sc->sizes + 3 * n;
