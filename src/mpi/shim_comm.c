@@ -340,6 +340,11 @@ static void take_over(shim_comm *sc)
         core_log_debug(1, "communicator of %d ranks: adopted the team of a freed one", sc->size);
     } else {
         MPI_Comm node = shim_node_part(comm);
+        if (node == MPI_COMM_NULL) {
+            core_log_once("a communicator of %d ranks could not be split by node: its collectives go to the host MPI",
+                          sc->size);
+            return;
+        }
         int node_size = 0;
         PMPI_Comm_size(node, &node_size);
         if (node_size != sc->size) {

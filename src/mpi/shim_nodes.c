@@ -34,10 +34,14 @@ struct shim_node_claim {
 
 MPI_Comm shim_node_part(MPI_Comm comm)
 {
-    MPI_Comm node;
+    MPI_Comm node = MPI_COMM_NULL;
     int rank;
     PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    /* Fails where comm's error handler returns errors and comm cannot
+     * split (a communicator ULFM revoked): the caller leaves it alone. */
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+        node == MPI_COMM_NULL)
+        return MPI_COMM_NULL;
     long cliques = core_config_get()->node_cliques;
     if (cliques > 1) {
         int local;

@@ -21,7 +21,8 @@
 #include "shim_comm.h"
 
 /* The node part of comm that this rank is in, ordered as comm (collective
- * over comm). The caller frees it. */
+ * over comm). The caller frees it. MPI_COMM_NULL where comm cannot be split
+ * (its error handler returned an error). */
 MPI_Comm shim_node_part(MPI_Comm comm);
 
 /* Sets up sc->nodes given this rank's node part (taken over on success):

@@ -83,6 +83,8 @@ void tune_link(plan_model *m)
     int rank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm node = shim_node_part(MPI_COMM_WORLD), leaders;
+    if (node == MPI_COMM_NULL)
+        measure_fail("tune --link: MPI_COMM_WORLD cannot be split by node");
     int local, node_size, node_index = 0, nodes = 0;
     PMPI_Comm_rank(node, &local);
     PMPI_Comm_size(node, &node_size);
