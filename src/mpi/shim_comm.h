@@ -37,9 +37,8 @@ typedef struct shim_nodes {
     int *where; /* per rank of the communicator: its node, its rank in that node's part */
     /* Node-major order: node by node, each node's ranks in order. Node i's
      * first rank there is first[i] (first[count]: the rank count); counts
-     * and offsets (and recv_*, for what a leader receives where that
-     * differs) are per-call scratch for the leaders' v-collectives. */
-    int *first, *counts, *offsets, *recv_counts, *recv_offsets;
+     * and offsets are per-call scratch for the leaders' v-collectives. */
+    int *first, *counts, *offsets;
     int *rank_at;                      /* per place in node-major order: the rank there */
     int *local_counts, *local_offsets; /* per rank of this node: per-call scratch for node v-steps */
     bool contiguous;                   /* node-major order is the communicator's */

@@ -165,13 +165,11 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->node = node;
     nd->my_node = mine[0];
     nd->local = local;
-    nd->first = calloc(5 * ((size_t)nd->count + 1), sizeof *nd->first);
+    nd->first = calloc(3 * ((size_t)nd->count + 1), sizeof *nd->first);
     if (!nd->first)
         core_fatal("out of memory for a communicator's node table");
     nd->counts = nd->first + nd->count + 1;
     nd->offsets = nd->counts + nd->count + 1;
-    nd->recv_counts = nd->offsets + nd->count + 1;
-    nd->recv_offsets = nd->recv_counts + nd->count + 1;
     for (int r = 0; r < sc->size; r++)
         nd->first[nd->where[2 * r] + 1]++;
     for (int i = 0; i < nd->count; i++)

@@ -50,13 +50,7 @@ static double one_way_ns(MPI_Comm pair, int me, char *buf, size_t bytes)
         if (b >= 0)
             batch[b] = (PMPI_Wtime() - t0) * 1e9 / trips / 2;
     }
-    for (int i = 1; i < LINK_BATCHES; i++) /* insertion sort for the median */
-        for (int j = i; j > 0 && batch[j] < batch[j - 1]; j--) {
-            double t = batch[j];
-            batch[j] = batch[j - 1];
-            batch[j - 1] = t;
-        }
-    double mid = batch[LINK_BATCHES / 2];
+    double mid = shim_median(batch, LINK_BATCHES);
     PMPI_Bcast(&mid, 1, MPI_DOUBLE, 0, pair);
     return mid;
 }
