@@ -241,6 +241,14 @@ static const core_setting settings[] = {
      .default_text = "`1`",
      .description = "without a tuning file, MPI_Init measures the node's copy and lane rates (a few ms, node ranks "
                     "0 and 1); `0`: the built-in figures"},
+    {.name = "SHOAL_SHMEM_GLOBALS",
+     .kind = CORE_SETTING_BOOL,
+     FIELD(shmem_globals),
+     .value = 1,
+     .default_text = "`1`",
+     .description = "OpenSHMEM (libshoal-shmem): shmem_init moves the program's global and static data into "
+                    "shared memory, so that other PEs of the node put, get and run atomics on it with loads and "
+                    "stores; `0` keeps it private (then only the symmetric heap is remotely accessible)"},
 };
 
 #define SETTINGS_COUNT ((int)(sizeof settings / sizeof settings[0]))

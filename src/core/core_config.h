@@ -72,6 +72,7 @@ typedef struct core_config {
     char alltoall_map[1024];    /* SHOAL_ALLTOALL_MAP: a node-list file ordering the leaders' all-to-all phases */
     char tuning_file[1024];     /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
     bool probe;                 /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
+    bool shmem_globals;         /* SHOAL_SHMEM_GLOBALS: OpenSHMEM PEs share their global data */
     uint64_t fingerprint;       /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
 

@@ -71,6 +71,21 @@ int core_segment_attach(core_segment *seg, const char *name, size_t size)
     return err;
 }
 
+int core_segment_move_to(core_segment *seg, void *addr)
+{
+    int fd = shm_open(seg->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    void *moved = mmap(addr, seg->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    int err = moved == MAP_FAILED ? errno : 0;
+    close(fd);
+    if (err)
+        return err;
+    munmap(seg->base, seg->size);
+    seg->base = moved;
+    return 0;
+}
+
 void core_segment_unlink(core_segment *seg)
 {
     if (seg->linked) {

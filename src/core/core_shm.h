@@ -24,6 +24,10 @@ typedef struct core_segment {
 /* 0 on success, else an errno value (ENOSPC for a full /dev/shm). */
 int core_segment_create(core_segment *seg, size_t size);
 int core_segment_attach(core_segment *seg, const char *name, size_t size);
+/* Maps a segment (still linked) at addr instead, over whatever addr held
+ * (MAP_FIXED), and drops the first mapping: how memory that must stay where
+ * it is (a program's global data) becomes shareable. 0 or an errno value. */
+int core_segment_move_to(core_segment *seg, void *addr);
 /* Removes the name; mappings stay valid. Idempotent. */
 void core_segment_unlink(core_segment *seg);
 /* Unmaps (and unlinks if still linked). */

@@ -127,6 +127,7 @@ static void test_round_trip(void)
         {"SHOAL_NODE_SEGMENT", "1M"},
         {"SHOAL_NODE_BCAST", "first"},
         {"SHOAL_ALLTOALL_MAP", "map.txt"},
+        {"SHOAL_SHMEM_GLOBALS", "0"},
     };
     int count;
     core_settings(&count);

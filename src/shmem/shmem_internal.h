@@ -1,0 +1,95 @@
+/* shmem: the OpenSHMEM 1.5 API (include/shmem.h) on shoal's one-sided
+ * engine. Internal names begin with osh_.
+ *
+ * The layer starts the host MPI where the program has not (a PE is an MPI
+ * rank of MPI_COMM_WORLD), builds the symmetric regions (shmem_init.c: the
+ * heap and the program's data, each a shared-memory segment every PE of the
+ * node maps), hands them to the engine (src/rma) with MPI-3 RMA windows as
+ * its way to other nodes (shmem_remote.c), and runs collectives as MPI
+ * collectives on the team's communicator, which shoal's MPI layer takes
+ * where it can (node teams, the two-level plans across nodes).
+ *
+ * Owns: the PE's state (osh), teams and contexts, the API's entry points.
+ * May call: rma, core, and MPI (through shoal's MPI layer, which is linked
+ * into the same library). */
+#ifndef SHOAL_SHMEM_INTERNAL_H
+#define SHOAL_SHMEM_INTERNAL_H
+
+#define SHOAL_SHMEM_INTERNAL
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "core_log.h"
+#include "core_shm.h"
+#include "rma.h"
+#include "shmem.h"
+
+struct shoal_shmem_team {
+    MPI_Comm comm; /* MPI_COMM_NULL until made (the predefined teams: by shmem_init) */
+    int my_pe, n_pes;
+    int *world_pe; /* [n_pes]: each member's PE number in the world team */
+    shmem_team_config_t config;
+};
+
+struct shoal_shmem_ctx {
+    shmem_team_t team;
+    long options;
+};
+
+typedef struct osh_state {
+    bool initialized, finalized;
+    bool started_mpi; /* shmem_init started MPI, so shmem_finalize ends it */
+    int thread_level;
+    int my_pe, n_pes;
+    MPI_Comm world, node;
+    rma_engine engine;
+    rma_heap *heap;
+    int n_local;
+    int *local_index;
+    pid_t *local_pid;
+    core_segment *heap_segments; /* [n_local]: each local PE's heap, mine among them */
+    core_segment *data_segments; /* [n_local]: each local PE's data; empty where globals stay private */
+    char *data_start;            /* the program's data and bss, where they are symmetric */
+    size_t data_size;
+} osh_state;
+
+extern osh_state osh;
+
+/* Ends the job with a message naming the call (a bad argument, a broken
+ * environment): never returns. */
+_Noreturn void osh_fail(const char *call, const char *fmt, ...) CORE_PRINTF(2, 3);
+/* Fails unless shmem_init has run (and shmem_finalize not). */
+void osh_require_init(const char *call);
+static inline rma_engine *osh_engine(const char *call)
+{
+    osh_require_init(call);
+    return &osh.engine;
+}
+
+/* A context's PE number as a world PE: a context made on a team numbers
+ * PEs as the team does. */
+static inline int osh_ctx_pe(shmem_ctx_t ctx, int pe)
+{
+    if (ctx == SHMEM_CTX_INVALID)
+        osh_fail("shmem_ctx_*", "the context is SHMEM_CTX_INVALID");
+    shmem_team_t team = ctx->team;
+    if (team == &shoal_shmem_team_world || !team->world_pe)
+        return pe;
+    return pe >= 0 && pe < team->n_pes ? team->world_pe[pe] : -1;
+}
+
+/* The MPI-3 RMA windows over every region, for PEs on other nodes. */
+void osh_remote_open(void);
+void osh_remote_close(void);
+extern const rma_remote_ops osh_remote_ops;
+
+/* Teams. */
+void osh_teams_open(void);
+void osh_teams_close(void);
+/* The communicator of an active set (PE_start, 2^logPE_stride, PE_size),
+ * made by its members at its first use and kept. */
+MPI_Comm osh_active_set(const char *call, int PE_start, int logPE_stride, int PE_size);
+/* A team's communicator, failing on SHMEM_TEAM_INVALID. */
+MPI_Comm osh_team_comm(const char *call, shmem_team_t team);
+
+#endif

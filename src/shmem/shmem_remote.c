@@ -1,0 +1,130 @@
+/* shmem_remote: the engine's way to PEs on other nodes, MPI-3 RMA in
+ * passive target: one window over each symmetric region of every PE, all
+ * locked (lock_all) from shmem_init to shmem_finalize, so that a put
+ * completes without its target calling anything. A PE's waits drive MPI's
+ * progress meanwhile (osh_remote_ops.progress), for MPIs whose RMA over
+ * TCP needs the target's help.
+ * Calls: MPI. */
+#include <limits.h>
+
+#include "shmem_internal.h"
+
+static MPI_Win windows[RMA_REGIONS] = {MPI_WIN_NULL, MPI_WIN_NULL};
+static MPI_Comm progress_comm = MPI_COMM_NULL;
+/* Puts or atomics not yet complete at their target. */
+static bool unflushed;
+
+void osh_remote_open(void)
+{
+    for (int r = 0; r < RMA_REGIONS; r++) {
+        rma_region *region = &osh.engine.region[r];
+        /* Collective: every PE has the same regions (shmem_init agreed). */
+        if (!region->base)
+            continue;
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "accumulate_ordering", "none");
+        MPI_Win_create(region->base, (MPI_Aint)region->size, 1, info, osh.world, &windows[r]);
+        MPI_Info_free(&info);
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, windows[r]);
+    }
+    MPI_Comm_dup(MPI_COMM_SELF, &progress_comm);
+}
+
+void osh_remote_close(void)
+{
+    for (int r = 0; r < RMA_REGIONS; r++) {
+        if (windows[r] == MPI_WIN_NULL)
+            continue;
+        MPI_Win_unlock_all(windows[r]);
+        MPI_Win_free(&windows[r]);
+    }
+    MPI_Comm_free(&progress_comm);
+    unflushed = false;
+}
+
+/* MPI counts are ints: long transfers go in pieces. */
+#define PIECE ((size_t)1 << 30)
+
+static void remote_put(void *ctx, rma_region_id region, size_t offset, const void *src, size_t bytes, int pe,
+                       bool nonblocking)
+{
+    (void)ctx;
+    for (size_t done = 0; done < bytes; done += PIECE) {
+        int n = (int)(bytes - done < PIECE ? bytes - done : PIECE);
+        MPI_Put((const char *)src + done, n, MPI_BYTE, pe, (MPI_Aint)(offset + done), n, MPI_BYTE, windows[region]);
+    }
+    if (!nonblocking)
+        MPI_Win_flush_local(pe, windows[region]);
+    unflushed = true;
+}
+
+static void remote_get(void *ctx, rma_region_id region, size_t offset, void *dst, size_t bytes, int pe)
+{
+    (void)ctx;
+    for (size_t done = 0; done < bytes; done += PIECE) {
+        int n = (int)(bytes - done < PIECE ? bytes - done : PIECE);
+        MPI_Get((char *)dst + done, n, MPI_BYTE, pe, (MPI_Aint)(offset + done), n, MPI_BYTE, windows[region]);
+    }
+    MPI_Win_flush_local(pe, windows[region]);
+}
+
+static MPI_Op op_of(rma_atomic_op op)
+{
+    switch (op) {
+    case RMA_AMO_FETCH: return MPI_NO_OP;
+    case RMA_AMO_SET:
+    case RMA_AMO_SWAP: return MPI_REPLACE;
+    case RMA_AMO_FETCH_ADD: return MPI_SUM;
+    case RMA_AMO_FETCH_AND: return MPI_BAND;
+    case RMA_AMO_FETCH_OR: return MPI_BOR;
+    case RMA_AMO_FETCH_XOR: return MPI_BXOR;
+    case RMA_AMO_CSWAP: break;
+    }
+    return MPI_OP_NULL;
+}
+
+static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region_id region, size_t offset,
+                              uint64_t operand, uint64_t compare, int pe)
+{
+    (void)ctx;
+    MPI_Datatype type = width == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+    uint32_t operand32 = (uint32_t)operand, compare32 = (uint32_t)compare, result32 = 0;
+    uint64_t result64 = 0;
+    void *operand_p = width == 4 ? (void *)&operand32 : (void *)&operand;
+    void *result_p = width == 4 ? (void *)&result32 : (void *)&result64;
+    if (op == RMA_AMO_CSWAP)
+        MPI_Compare_and_swap(operand_p, width == 4 ? (void *)&compare32 : (void *)&compare, result_p, type, pe,
+                             (MPI_Aint)offset, windows[region]);
+    else
+        MPI_Fetch_and_op(operand_p, result_p, type, pe, (MPI_Aint)offset, op_of(op), windows[region]);
+    /* The result is here, so the operation took place at the target. */
+    MPI_Win_flush_local(pe, windows[region]);
+    return width == 4 ? result32 : result64;
+}
+
+static void remote_quiet(void *ctx)
+{
+    (void)ctx;
+    if (!unflushed)
+        return;
+    for (int r = 0; r < RMA_REGIONS; r++)
+        if (windows[r] != MPI_WIN_NULL)
+            MPI_Win_flush_all(windows[r]);
+    unflushed = false;
+}
+
+static void remote_progress(void *ctx)
+{
+    (void)ctx;
+    int arrived;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &arrived, MPI_STATUS_IGNORE);
+}
+
+const rma_remote_ops osh_remote_ops = {
+    .put = remote_put,
+    .get = remote_get,
+    .atomic = remote_atomic,
+    .quiet = remote_quiet,
+    .progress = remote_progress,
+};
