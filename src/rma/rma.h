@@ -60,6 +60,13 @@ typedef struct rma_remote_ops {
     void (*get)(void *ctx, rma_region_id region, size_t offset, void *dst, size_t bytes, int pe);
     uint64_t (*atomic)(void *ctx, rma_atomic_op op, int width, rma_region_id region, size_t offset, uint64_t operand,
                        uint64_t compare, int pe);
+    /* count elements of elem bytes, strides in elements (target side at
+     * offset, local side at buf); the put complete at the next quiet, the
+     * get on return. */
+    void (*put_strided)(void *ctx, rma_region_id region, size_t offset, ptrdiff_t target_stride, const void *buf,
+                        ptrdiff_t buf_stride, size_t count, size_t elem, int pe);
+    void (*get_strided)(void *ctx, rma_region_id region, size_t offset, ptrdiff_t target_stride, void *buf,
+                        ptrdiff_t buf_stride, size_t count, size_t elem, int pe);
     void (*quiet)(void *ctx);
     void (*progress)(void *ctx);
 } rma_remote_ops;

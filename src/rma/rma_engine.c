@@ -123,16 +123,14 @@ void rma_put_strided(rma_engine *e, const char *call, void *dst, const void *src
     size_t offset;
     char *local;
     resolve(e, call, dst, span, pe, &region, &offset, &local);
-    for (size_t i = 0; i < count; i++) {
-        const char *from = (const char *)src + i * (size_t)src_stride * elem;
-        if (local)
-            memcpy(local + i * (size_t)dst_stride * elem, from, elem);
-        else
-            e->remote->put(e->remote_ctx, region, offset + i * (size_t)dst_stride * elem, from, elem, pe, true);
-    }
-    /* A blocking call: the source may be reused on return. */
-    if (!local)
+    if (!local) {
+        e->remote->put_strided(e->remote_ctx, region, offset, dst_stride, src, src_stride, count, elem, pe);
+        /* A blocking call: the source may be reused on return. */
         e->remote->quiet(e->remote_ctx);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        memcpy(local + i * (size_t)dst_stride * elem, (const char *)src + i * (size_t)src_stride * elem, elem);
 }
 
 void rma_get_strided(rma_engine *e, const char *call, void *dst, const void *src, ptrdiff_t dst_stride,
@@ -146,13 +144,12 @@ void rma_get_strided(rma_engine *e, const char *call, void *dst, const void *src
     size_t offset;
     char *local;
     resolve(e, call, src, span, pe, &region, &offset, &local);
-    for (size_t i = 0; i < count; i++) {
-        char *to = (char *)dst + i * (size_t)dst_stride * elem;
-        if (local)
-            memcpy(to, local + i * (size_t)src_stride * elem, elem);
-        else
-            e->remote->get(e->remote_ctx, region, offset + i * (size_t)src_stride * elem, to, elem, pe);
+    if (!local) {
+        e->remote->get_strided(e->remote_ctx, region, offset, src_stride, dst, dst_stride, count, elem, pe);
+        return;
     }
+    for (size_t i = 0; i < count; i++)
+        memcpy((char *)dst + i * (size_t)dst_stride * elem, local + i * (size_t)src_stride * elem, elem);
 }
 
 #define CPU_ATOMIC(T, p, op, operand, compare)                                                     \

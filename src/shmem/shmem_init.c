@@ -50,7 +50,13 @@ _Noreturn void osh_fail(const char *call, const char *fmt, ...)
     _exit(1);
 }
 
-static void engine_fail(const char *call, const char *what) { osh_fail(call, "%s", what); }
+static void engine_fail(const char *call, const char *what)
+{
+    osh_fail(call, "%s%s", what,
+             osh.data_start ? ""
+                            : " (global variables are not remotely accessible in this run: SHOAL_SHMEM_GLOBALS=0, "
+                              "the PEs run different programs, or /dev/shm had no room for them)");
+}
 
 static void abort_job(void) { MPI_Abort(MPI_COMM_WORLD, 1); }
 
@@ -272,6 +278,12 @@ int shmem_init_thread(int requested, int *provided)
     int started, mpi_level;
     MPI_Initialized(&started);
     if (!started) {
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+        /* Open MPI 4.1's osc/rdma crashes in a 64-bit MPI_Compare_and_swap
+         * over its shared-memory BTL (vader's emulated atomics; 4.1.4 here):
+         * its ucx and pt2pt components serve the windows of other nodes. */
+        setenv("OMPI_MCA_osc", "ucx,pt2pt", 0);
+#endif
         if (MPI_Init_thread(NULL, NULL, mpi_thread_level(requested), &mpi_level) != MPI_SUCCESS)
             osh_fail("shmem_init", "MPI_Init_thread failed");
         osh.started_mpi = true;

@@ -12,7 +12,7 @@
 static MPI_Win windows[RMA_REGIONS] = {MPI_WIN_NULL, MPI_WIN_NULL};
 static MPI_Comm progress_comm = MPI_COMM_NULL;
 /* Puts or atomics not yet complete at their target. */
-static bool unflushed;
+static _Atomic bool unflushed;
 
 void osh_remote_open(void)
 {
@@ -28,7 +28,10 @@ void osh_remote_open(void)
         MPI_Info_free(&info);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, windows[r]);
     }
-    MPI_Comm_dup(MPI_COMM_SELF, &progress_comm);
+    /* Not a duplicate of MPI_COMM_SELF: MPICH answers an Iprobe there
+     * without entering its progress engine, and the target of an atomic
+     * that MPICH runs as an active message would never serve it. */
+    MPI_Comm_dup(osh.world, &progress_comm);
 }
 
 void osh_remote_close(void)
@@ -66,6 +69,53 @@ static void remote_get(void *ctx, rma_region_id region, size_t offset, void *dst
         int n = (int)(bytes - done < PIECE ? bytes - done : PIECE);
         MPI_Get((char *)dst + done, n, MPI_BYTE, pe, (MPI_Aint)(offset + done), n, MPI_BYTE, windows[region]);
     }
+    MPI_Win_flush_local(pe, windows[region]);
+}
+
+/* One MPI call for a strided transfer: vectors of elem-byte blocks on
+ * both sides (one derived type each), instead of a put per element. */
+static MPI_Datatype strided_type(size_t count, size_t elem, ptrdiff_t stride)
+{
+    MPI_Datatype vector;
+    MPI_Type_vector((int)count, (int)elem, (int)(stride * (ptrdiff_t)elem), MPI_BYTE, &vector);
+    MPI_Type_commit(&vector);
+    return vector;
+}
+
+static bool fits_one_type(size_t count, size_t elem, ptrdiff_t a, ptrdiff_t b)
+{
+    return count <= INT_MAX && elem <= INT_MAX && (size_t)a * elem <= INT_MAX && (size_t)b * elem <= INT_MAX;
+}
+
+static void remote_put_strided(void *ctx, rma_region_id region, size_t offset, ptrdiff_t target_stride, const void *buf,
+                               ptrdiff_t buf_stride, size_t count, size_t elem, int pe)
+{
+    if (!fits_one_type(count, elem, target_stride, buf_stride)) {
+        for (size_t i = 0; i < count; i++)
+            remote_put(ctx, region, offset + i * (size_t)target_stride * elem,
+                       (const char *)buf + i * (size_t)buf_stride * elem, elem, pe, true);
+        return;
+    }
+    MPI_Datatype origin = strided_type(count, elem, buf_stride), target = strided_type(count, elem, target_stride);
+    MPI_Put(buf, 1, origin, pe, (MPI_Aint)offset, 1, target, windows[region]);
+    MPI_Type_free(&origin);
+    MPI_Type_free(&target);
+    unflushed = true;
+}
+
+static void remote_get_strided(void *ctx, rma_region_id region, size_t offset, ptrdiff_t target_stride, void *buf,
+                               ptrdiff_t buf_stride, size_t count, size_t elem, int pe)
+{
+    if (!fits_one_type(count, elem, target_stride, buf_stride)) {
+        for (size_t i = 0; i < count; i++)
+            remote_get(ctx, region, offset + i * (size_t)target_stride * elem,
+                       (char *)buf + i * (size_t)buf_stride * elem, elem, pe);
+        return;
+    }
+    MPI_Datatype origin = strided_type(count, elem, buf_stride), target = strided_type(count, elem, target_stride);
+    MPI_Get(buf, 1, origin, pe, (MPI_Aint)offset, 1, target, windows[region]);
+    MPI_Type_free(&origin);
+    MPI_Type_free(&target);
     MPI_Win_flush_local(pe, windows[region]);
 }
 
@@ -125,6 +175,8 @@ const rma_remote_ops osh_remote_ops = {
     .put = remote_put,
     .get = remote_get,
     .atomic = remote_atomic,
+    .put_strided = remote_put_strided,
+    .get_strided = remote_get_strided,
     .quiet = remote_quiet,
     .progress = remote_progress,
 };

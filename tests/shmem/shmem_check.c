@@ -1,0 +1,691 @@
+/* shmem_check: shoal's OpenSHMEM API against values computed locally.
+ *
+ * Every RMA type through put, get, p, g, iput, iget and the nbi forms, to
+ * every other PE; the sized forms; atomics of every kind under contention
+ * from every PE (counts add up exactly, fetched values are a permutation);
+ * ordering with fence, quiet and put_signal; the wait and test forms;
+ * global and static variables (which sit at a different address in each
+ * process); collectives on teams and on active sets; team splits and
+ * contexts on them; locks; the symmetric heap, its exhaustion included.
+ * Sizes and roots are drawn from a seed printed by PE 0 (--seed S repeats
+ * a run). Exits non-zero on any PE where a check failed. */
+#include <complex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <shmem.h>
+
+static int me, npes, failures;
+static long checks;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        checks++;                                                          \
+        if (!(cond)) {                                                     \
+            if (failures++ < 20) {                                         \
+                fprintf(stderr, "PE %d: %s:%d: ", me, __func__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                              \
+                fputc('\n', stderr);                                       \
+            }                                                              \
+        }                                                                  \
+    } while (0)
+
+/* Symmetric globals and statics: the data segment path of the engine. */
+long global_counter;
+int global_block[64];
+static long static_block[48];
+static uint64_t static_signal;
+
+static unsigned long long seed;
+static unsigned long long rng_state;
+static unsigned next_random(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(rng_state >> 33);
+}
+/* Alike on every PE: draws from the shared seed. */
+static unsigned draw(unsigned below) { return next_random() % below; }
+
+/* The value element i of a block sent by PE src holds in round r: small
+ * integers, exact in every type. */
+static int pattern(int src, size_t i, int r) { return (int)((src * 31 + (int)i * 7 + r * 13) % 100); }
+
+#define CHECK_RMA_TYPE(T, N)                                                                                   \
+    static void check_rma_##N(int round)                                                                       \
+    {                                                                                                          \
+        size_t n = 1 + draw(700);                                                                              \
+        T *dest = shmem_malloc(3 * n * sizeof(T)), *from = shmem_malloc(3 * n * sizeof(T));                    \
+        T *local = malloc(3 * n * sizeof(T));                                                                  \
+        int to = (me + 1 + round) % npes, src = (me + npes - (1 + round) % npes) % npes;                       \
+        for (size_t i = 0; i < 3 * n; i++) {                                                                   \
+            local[i] = (T)pattern(me, i, round);                                                               \
+            from[i] = (T)pattern(me, i, round + 1);                                                            \
+            dest[i] = (T)0;                                                                                    \
+        }                                                                                                      \
+        shmem_barrier_all();                                                                                   \
+        shmem_##N##_put(dest, local, n, to);                                                                   \
+        shmem_##N##_put_nbi(dest + n, local + n, n, to);                                                       \
+        shmem_quiet();                                                                                         \
+        shmem_##N##_p(dest + 2 * n, (T)pattern(me, 2 * n, round), to);                                         \
+        shmem_barrier_all();                                                                                   \
+        int sender = src;                                                                                      \
+        for (size_t i = 0; i < 2 * n; i++)                                                                     \
+            CHECK(dest[i] == (T)pattern(sender, i, round), #N " put: element %zu of %zu from PE %d", i, 2 * n, \
+                  sender);                                                                                     \
+        CHECK(dest[2 * n] == (T)pattern(sender, 2 * n, round), #N " p");                                       \
+        /* get, get_nbi and g from the PE before me read its `from`. */                                        \
+        T *got = malloc(2 * n * sizeof(T));                                                                    \
+        shmem_##N##_get(got, from, n, src);                                                                    \
+        shmem_##N##_get_nbi(got + n, from + n, n, src);                                                        \
+        shmem_quiet();                                                                                         \
+        for (size_t i = 0; i < 2 * n; i++)                                                                     \
+            CHECK(got[i] == (T)pattern(src, i, round + 1), #N " get: element %zu from PE %d", i, src);         \
+        CHECK(shmem_##N##_g(from + n / 2, src) == (T)pattern(src, n / 2, round + 1), #N " g");                 \
+        /* Strided: every third element of mine into every other of the target. */                             \
+        shmem_barrier_all();                                                                                   \
+        size_t k = n / 3;                                                                                      \
+        if (k) {                                                                                               \
+            shmem_##N##_iput(dest, local, 2, 3, k, to);                                                        \
+            shmem_barrier_all();                                                                               \
+            for (size_t i = 0; i < k; i++)                                                                     \
+                CHECK(dest[2 * i] == (T)pattern(sender, 3 * i, round), #N " iput: element %zu", i);            \
+            shmem_##N##_iget(got, from, 3, 2, k / 2, src);                                                     \
+            for (size_t i = 0; i < k / 2; i++)                                                                 \
+                CHECK(got[3 * i] == (T)pattern(src, 2 * i, round + 1), #N " iget: element %zu", i);            \
+        }                                                                                                      \
+        free(got);                                                                                             \
+        free(local);                                                                                           \
+        shmem_free(from);                                                                                      \
+        shmem_free(dest);                                                                                      \
+    }
+SHOAL_SHMEM_RMA_TYPES(CHECK_RMA_TYPE)
+
+static void check_rma_every_type(int round)
+{
+#define CALL_RMA_CHECK(T, N) check_rma_##N(round);
+    SHOAL_SHMEM_RMA_TYPES(CALL_RMA_CHECK)
+}
+
+/* putmem and put8..put128 with byte counts drawn at random, to every PE. */
+static void check_sized(void)
+{
+    size_t bytes = 16 * (1 + draw(4096));
+    unsigned char *dest = shmem_malloc(bytes * (size_t)npes), *mine = malloc(bytes);
+    memset(dest, 0, bytes * (size_t)npes);
+    for (size_t i = 0; i < bytes; i++)
+        mine[i] = (unsigned char)(me * 7 + i);
+    shmem_barrier_all();
+    for (int pe = 0; pe < npes; pe++) {
+        unsigned char *slot = dest + (size_t)me * bytes;
+        switch (pe % 6) {
+        case 0: shmem_putmem(slot, mine, bytes, pe); break;
+        case 1: shmem_put8(slot, mine, bytes, pe); break;
+        case 2: shmem_put16(slot, mine, bytes / 2, pe); break;
+        case 3: shmem_put32(slot, mine, bytes / 4, pe); break;
+        case 4: shmem_put64_nbi(slot, mine, bytes / 8, pe); break;
+        default: shmem_put128(slot, mine, bytes / 16, pe);
+        }
+    }
+    shmem_barrier_all();
+    for (int pe = 0; pe < npes; pe++)
+        for (size_t i = 0; i < bytes; i++)
+            if (dest[(size_t)pe * bytes + i] != (unsigned char)(pe * 7 + i)) {
+                CHECK(0, "sized put from PE %d: byte %zu of %zu", pe, i, bytes);
+                break;
+            }
+    /* Many small nonblocking puts outstanding at once, completed by one quiet. */
+    int *cells = shmem_calloc(512, sizeof(int)), sources[512];
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    /* An nbi put's source stays untouched until the quiet: one each. */
+    for (int i = 0; i < 512; i++) {
+        sources[i] = me * 1000 + i;
+        shmem_int_put_nbi(&cells[i], &sources[i], 1, to);
+    }
+    shmem_quiet();
+    shmem_barrier_all();
+    for (int i = 0; i < 512; i++)
+        if (cells[i] != from * 1000 + i) {
+            CHECK(0, "put_nbi %d of 512 from PE %d: %d", i, from, cells[i]);
+            break;
+        }
+    shmem_free(cells);
+    unsigned char *back = malloc(bytes);
+    int src = (me + 1) % npes;
+    shmem_getmem(back, dest + (size_t)me * bytes, bytes, src);
+    CHECK(!memcmp(back, mine, bytes), "getmem of my block on PE %d", src);
+    free(back);
+    free(mine);
+    shmem_free(dest);
+}
+
+/* Every PE adds to every PE's counters K times: each counter ends at
+ * npes*K, and the values fetched from one counter are 0..npes*K-1 once each. */
+#define CONTENTION_ROUNDS 40
+#define CHECK_AMO_TYPE(T, N)                                                                                  \
+    static void check_amo_##N(void)                                                                           \
+    {                                                                                                         \
+        T *counter = shmem_calloc(3, sizeof(T));                                                              \
+        long *fetched = shmem_malloc((size_t)npes * CONTENTION_ROUNDS * sizeof(long));                        \
+        long mine[CONTENTION_ROUNDS];                                                                         \
+        for (int k = 0; k < CONTENTION_ROUNDS; k++) {                                                         \
+            for (int pe = 0; pe < npes; pe++) {                                                               \
+                T old = shmem_##N##_atomic_fetch_inc(&counter[0], pe);                                        \
+                if (pe == 0)                                                                                  \
+                    mine[k] = (long)old;                                                                      \
+                shmem_##N##_atomic_add(&counter[1], (T)2, pe);                                                \
+                /* An increment by compare-and-swap, retried until it lands. */                               \
+                T seen = shmem_##N##_atomic_fetch(&counter[2], pe), was;                                      \
+                while ((was = shmem_##N##_atomic_compare_swap(&counter[2], seen, (T)(seen + 1), pe)) != seen) \
+                    seen = was;                                                                               \
+            }                                                                                                 \
+        }                                                                                                     \
+        shmem_barrier_all();                                                                                  \
+        CHECK(counter[0] == (T)(npes * CONTENTION_ROUNDS), #N " fetch_inc: %lld", (long long)counter[0]);     \
+        CHECK(counter[1] == (T)(2 * npes * CONTENTION_ROUNDS), #N " add: %lld", (long long)counter[1]);       \
+        CHECK(counter[2] == (T)(npes * CONTENTION_ROUNDS), #N " compare_swap: %lld", (long long)counter[2]);  \
+        shmem_long_fcollect(SHMEM_TEAM_WORLD, fetched, mine, CONTENTION_ROUNDS);                              \
+        char *seen_value = calloc((size_t)npes * CONTENTION_ROUNDS, 1);                                       \
+        for (int i = 0; i < npes * CONTENTION_ROUNDS; i++)                                                    \
+            if (fetched[i] >= 0 && fetched[i] < npes * CONTENTION_ROUNDS && !seen_value[fetched[i]])          \
+                seen_value[fetched[i]] = 1;                                                                   \
+            else                                                                                              \
+                CHECK(0, #N " fetch_inc handed out %ld twice or out of range", fetched[i]);                   \
+        free(seen_value);                                                                                     \
+        shmem_free(fetched);                                                                                  \
+        shmem_free(counter);                                                                                  \
+    }
+SHOAL_SHMEM_AMO_TYPES(CHECK_AMO_TYPE)
+
+static void check_amo_every_type(void)
+{
+#define CALL_AMO_CHECK(T, N) check_amo_##N();
+    SHOAL_SHMEM_AMO_TYPES(CALL_AMO_CHECK)
+}
+
+/* Bitwise: each PE sets, clears and flips its own bit on PE 0's word. */
+#define CHECK_BITWISE_TYPE(T, N)                            \
+    static void check_bitwise_##N(void)                     \
+    {                                                       \
+        T *word = shmem_calloc(3, sizeof(T));               \
+        int bits = (int)(8 * sizeof(T));                    \
+        T bit = (T)((T)1 << (me % bits)), all = 0;          \
+        for (int pe = 0; pe < npes; pe++)                   \
+            all |= (T)((T)1 << (pe % bits));                \
+        if (me == 0)                                        \
+            word[1] = (T) ~(T)0;                            \
+        shmem_barrier_all();                                \
+        shmem_##N##_atomic_or(&word[0], bit, 0);            \
+        shmem_##N##_atomic_fetch_and(&word[1], (T)~bit, 0); \
+        shmem_##N##_atomic_xor(&word[2], (T)1, 0);          \
+        shmem_barrier_all();                                \
+        if (me == 0) {                                      \
+            CHECK(word[0] == all, #N " or");                \
+            CHECK(word[1] == (T)(~all), #N " and");         \
+            CHECK(word[2] == (T)(npes % 2), #N " xor");     \
+        }                                                   \
+        shmem_free(word);                                   \
+    }
+SHOAL_SHMEM_BITWISE_AMO_TYPES(CHECK_BITWISE_TYPE)
+
+/* swap: the values swapped out and the one left are every PE's id once,
+ * and the initial value. set and fetch on floating point. */
+static void check_swap_set_fetch(void)
+{
+    long *word = shmem_malloc(sizeof(long));
+    double *real = shmem_malloc(sizeof(double));
+    *word = -1;
+    *real = 0;
+    long *outs = shmem_malloc((size_t)npes * sizeof(long));
+    shmem_barrier_all();
+    long out = shmem_long_atomic_swap(word, me, 0);
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, outs, &out, 1);
+    long final = shmem_long_atomic_fetch(word, 0);
+    int count[65] = {0};
+    count[final + 1]++;
+    for (int i = 0; i < npes; i++)
+        if (outs[i] >= -1 && outs[i] < npes && outs[i] < 64)
+            count[outs[i] + 1]++;
+    for (int v = -1; v < npes && v < 64; v++)
+        CHECK(count[v + 1] == 1, "swap: value %d seen %d times", v, count[v + 1]);
+    shmem_barrier_all();
+    if (me == npes - 1)
+        shmem_double_atomic_set(real, 2.5, 0);
+    shmem_barrier_all();
+    CHECK(shmem_double_atomic_fetch(real, 0) == 2.5, "double set/fetch");
+    shmem_free(outs);
+    shmem_free(real);
+    shmem_free(word);
+}
+
+/* Ordering: data, then fence or put_signal, then a flag; the receiver that
+ * sees the flag must see the data. The receiver acknowledges each round. */
+#define ORDER_ROUNDS 30
+#define ORDER_LONGS 256
+static void check_ordering(void)
+{
+    if (npes < 2)
+        return;
+    long *data = shmem_calloc(ORDER_LONGS, sizeof(long));
+    long *flag = shmem_calloc(2, sizeof(long));
+    uint64_t *signal = shmem_calloc(1, sizeof(uint64_t));
+    long *mine = malloc(ORDER_LONGS * sizeof(long));
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    shmem_barrier_all();
+    for (int r = 1; r <= ORDER_ROUNDS; r++) {
+        for (int i = 0; i < ORDER_LONGS; i++)
+            mine[i] = r * 1000 + i;
+        shmem_long_put(data, mine, ORDER_LONGS, to);
+        if (r % 3 == 0) {
+            shmem_quiet();
+            shmem_long_p(&flag[0], r, to);
+        } else if (r % 3 == 1) {
+            shmem_fence();
+            shmem_long_atomic_set(&flag[0], r, to);
+        } else {
+            shmem_long_put_signal(data, mine, ORDER_LONGS, signal, 1, SHMEM_SIGNAL_ADD, to);
+        }
+        if (r % 3 == 2)
+            shmem_signal_wait_until(signal, SHMEM_CMP_GE, (uint64_t)(r / 3 + 1));
+        else
+            shmem_long_wait_until(&flag[0], SHMEM_CMP_EQ, r);
+        for (int i = 0; i < ORDER_LONGS; i++)
+            if (data[i] != r * 1000 + i) {
+                CHECK(0, "round %d: element %d is %ld after the flag from PE %d", r, i, data[i], from);
+                break;
+            }
+        /* The sender may overwrite data only once I have read it. */
+        shmem_long_atomic_set(&flag[1], r, from);
+        shmem_long_wait_until(&flag[1], SHMEM_CMP_GE, r);
+    }
+    free(mine);
+    shmem_free(signal);
+    shmem_free(flag);
+    shmem_free(data);
+}
+
+/* PE 0 waits on one flag per PE, which each PE sets in turn. */
+static void check_wait_forms(void)
+{
+    int *flags = shmem_calloc((size_t)npes, sizeof(int));
+    int *status = calloc((size_t)npes, sizeof(int));
+    shmem_barrier_all();
+    if (npes > 1) {
+        if (me == 0) {
+            status[0] = 1; /* nobody sets mine */
+            CHECK(shmem_int_test(&flags[0], SHMEM_CMP_EQ, 0) == 1 && !shmem_int_test(&flags[0], SHMEM_CMP_NE, 0),
+                  "test");
+            size_t first = shmem_int_wait_until_any(flags, (size_t)npes, status, SHMEM_CMP_EQ, 1);
+            CHECK(first > 0 && first < (size_t)npes && flags[first] == 1, "wait_until_any gave %zu", first);
+            size_t *indices = malloc((size_t)npes * sizeof *indices);
+            size_t some = shmem_int_wait_until_some(flags, (size_t)npes, indices, status, SHMEM_CMP_EQ, 1);
+            CHECK(some >= 1 && some < (size_t)npes, "wait_until_some gave %zu", some);
+            for (size_t i = 0; i < some; i++)
+                CHECK(flags[indices[i]] == 1 && indices[i] != 0, "wait_until_some index %zu", indices[i]);
+            shmem_int_wait_until_all(flags, (size_t)npes, status, SHMEM_CMP_EQ, 1);
+            for (int pe = 1; pe < npes; pe++)
+                CHECK(flags[pe] == 1, "wait_until_all returned before PE %d set its flag", pe);
+            CHECK(shmem_int_test_all(flags, (size_t)npes, status, SHMEM_CMP_EQ, 1), "test_all after all set");
+            int *values = malloc((size_t)npes * sizeof *values);
+            for (int pe = 0; pe < npes; pe++)
+                values[pe] = 1;
+            CHECK(shmem_int_test_any_vector(flags, (size_t)npes, status, SHMEM_CMP_EQ, values) != SIZE_MAX,
+                  "test_any_vector");
+            free(values);
+            free(indices);
+        } else {
+            shmem_int_atomic_set(&flags[me], 1, 0);
+        }
+    }
+    shmem_barrier_all();
+    free(status);
+    shmem_free(flags);
+}
+
+/* Globals and statics: puts, gets and atomics on them from every PE. */
+static void check_globals(int round)
+{
+    memset(global_block, 0, sizeof global_block);
+    memset(static_block, 0, sizeof static_block);
+    global_counter = 0;
+    static_signal = 0;
+    shmem_barrier_all();
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    int values[64];
+    long longs[48];
+    for (int i = 0; i < 64; i++)
+        values[i] = pattern(me, (size_t)i, round);
+    for (int i = 0; i < 48; i++)
+        longs[i] = pattern(me, (size_t)i, round + 5);
+    shmem_int_put(global_block, values, 64, to);
+    shmem_long_put(static_block, longs, 48, to);
+    for (int pe = 0; pe < npes; pe++)
+        shmem_long_atomic_add(&global_counter, me + 1, pe);
+    shmem_uint64_atomic_inc(&static_signal, 0);
+    shmem_barrier_all();
+    for (int i = 0; i < 64; i++)
+        CHECK(global_block[i] == pattern(from, (size_t)i, round), "global int %d from PE %d", i, from);
+    for (int i = 0; i < 48; i++)
+        CHECK(static_block[i] == pattern(from, (size_t)i, round + 5), "static long %d from PE %d", i, from);
+    CHECK(global_counter == (long)npes * (npes + 1) / 2, "global counter %ld", global_counter);
+    if (me == 0)
+        CHECK(static_signal == (uint64_t)npes, "static atomic %llu", (unsigned long long)static_signal);
+    long peer_long = shmem_long_g(&static_block[3], to);
+    CHECK(peer_long == pattern(me, 3, round + 5), "g of a static on PE %d", to);
+    /* A direct pointer, where the peer shares this node, reaches its copy. */
+    int *direct = shmem_ptr(global_block, to);
+    if (direct)
+        CHECK(direct[5] == pattern(me, 5, round), "shmem_ptr to PE %d's global", to);
+    CHECK(shmem_ptr(global_block, me) == global_block, "shmem_ptr to my own global");
+    CHECK(shmem_addr_accessible(static_block, to) && !shmem_addr_accessible(values, to), "addr_accessible");
+    shmem_barrier_all();
+}
+
+/* Collectives on the world team, a strided team and active sets. */
+static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
+                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
+                            double _Complex *cdst);
+
+/* Called by every PE (the heap is the world's); team's members run the
+ * collectives, the others only allocate alike. */
+static void check_collectives_on(shmem_team_t team, int members, int round)
+{
+    size_t count = 1 + draw(300);
+    int root = (int)draw((unsigned)members), n = members;
+    int *src = shmem_malloc(count * (size_t)n * sizeof(int)), *dst = shmem_malloc(count * (size_t)n * sizeof(int));
+    size_t k = count / 3 ? count / 3 : 1;
+    int *sparse = shmem_malloc(3 * k * (size_t)n * sizeof(int));
+    long *lsrc = shmem_malloc(count * sizeof(long)), *ldst = shmem_malloc(count * sizeof(long));
+    double *dsrc = shmem_malloc(count * sizeof(double)), *ddst = shmem_malloc(count * sizeof(double));
+    double _Complex *csrc = shmem_malloc(count * sizeof(double _Complex)),
+                    *cdst = shmem_malloc(count * sizeof(double _Complex));
+    if (team != SHMEM_TEAM_INVALID)
+        run_collectives(team, round, count, root, src, dst, k, sparse, lsrc, ldst, dsrc, ddst, csrc, cdst);
+    shmem_free(cdst);
+    shmem_free(csrc);
+    shmem_free(ddst);
+    shmem_free(dsrc);
+    shmem_free(ldst);
+    shmem_free(lsrc);
+    shmem_free(sparse);
+    shmem_free(dst);
+    shmem_free(src);
+}
+
+static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
+                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
+                            double _Complex *cdst)
+{
+    int n = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);
+    CHECK(root < n, "root %d of %d", root, n);
+    for (size_t i = 0; i < count * (size_t)n; i++)
+        src[i] = pattern(rank, i, round);
+    memset(dst, 0xff, count * (size_t)n * sizeof(int));
+    shmem_team_sync(team);
+    shmem_int_broadcast(team, dst, src, count, root);
+    for (size_t i = 0; i < count; i++)
+        CHECK(dst[i] == pattern(root, i, round), "broadcast from %d: element %zu", root, i);
+    shmem_int_fcollect(team, dst, src, count);
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < count; i++)
+            CHECK(dst[(size_t)r * count + i] == pattern(r, i, round), "fcollect: block %d element %zu", r, i);
+    /* collect: rank r brings r+1 elements. */
+    shmem_int_collect(team, dst, src, (size_t)rank + 1);
+    size_t at = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i <= (size_t)r; i++, at++)
+            CHECK(dst[at] == pattern(r, i, round), "collect: block %d element %zu", r, i);
+    shmem_int_alltoall(team, dst, src, count);
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < count; i++)
+            CHECK(dst[(size_t)r * count + i] == pattern(r, (size_t)rank * count + i, round), "alltoall %d %zu", r, i);
+    /* alltoalls: every other element out, every third in. */
+    if (2 * k * (size_t)n <= count * (size_t)n) {
+        memset(sparse, 0, 3 * k * (size_t)n * sizeof(int));
+        shmem_int_alltoalls(team, sparse, src, 3, 2, k);
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < k; i++)
+                CHECK(sparse[((size_t)r * k + i) * 3] == pattern(r, ((size_t)rank * k + i) * 2, round),
+                      "alltoalls %d %zu", r, i);
+    }
+    shmem_team_sync(team);
+    /* Reductions, exact in every type. */
+    for (size_t i = 0; i < count; i++) {
+        lsrc[i] = pattern(rank, i, round);
+        dsrc[i] = pattern(rank, i, round) - 50;
+        csrc[i] = pattern(rank, i, round) + 1.0 * I * rank;
+    }
+    shmem_team_sync(team);
+    shmem_long_sum_reduce(team, ldst, lsrc, count);
+    shmem_double_max_reduce(team, ddst, dsrc, count);
+    shmem_complexd_sum_reduce(team, cdst, csrc, count);
+    for (size_t i = 0; i < count; i++) {
+        long sum = 0;
+        double max = -1e9;
+        double _Complex csum = 0;
+        for (int r = 0; r < n; r++) {
+            sum += pattern(r, i, round);
+            max = pattern(r, i, round) - 50 > max ? pattern(r, i, round) - 50 : max;
+            csum += pattern(r, i, round) + 1.0 * I * r;
+        }
+        CHECK(ldst[i] == sum, "long sum %zu: %ld, expected %ld", i, ldst[i], sum);
+        CHECK(ddst[i] == max, "double max %zu", i);
+        CHECK(cdst[i] == csum, "complexd sum %zu", i);
+    }
+    shmem_ulong_xor_reduce(team, (unsigned long *)ldst, (unsigned long *)lsrc, count);
+    for (size_t i = 0; i < count; i++) {
+        unsigned long x = 0;
+        for (int r = 0; r < n; r++)
+            x ^= (unsigned long)pattern(r, i, round);
+        CHECK((unsigned long)ldst[i] == x, "ulong xor %zu", i);
+    }
+    /* In place: source and dest the same. */
+    shmem_long_min_reduce(team, lsrc, lsrc, count);
+    for (size_t i = 0; i < count; i++) {
+        long min = 1000;
+        for (int r = 0; r < n; r++)
+            min = pattern(r, i, round) < min ? pattern(r, i, round) : min;
+        CHECK(lsrc[i] == min, "long min in place %zu", i);
+    }
+    shmem_team_sync(team);
+}
+
+static long psync[SHMEM_REDUCE_SYNC_SIZE];
+static int pwork[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 64];
+
+/* The forms before teams: PEs start, start + 2^log, ... */
+static void check_active_sets(int round)
+{
+    int log_stride = npes >= 4 ? 1 : 0, start = npes >= 3 ? 1 : 0;
+    int size = (npes - 1 - start) / (1 << log_stride) + 1;
+    bool member = me >= start && (me - start) % (1 << log_stride) == 0;
+    int index = (me - start) >> log_stride;
+    long *dst = shmem_malloc(64 * sizeof(long) * (size_t)npes), *src = shmem_malloc(64 * sizeof(long));
+    int *isrc = shmem_malloc(16 * sizeof(int)), *idst = shmem_malloc(16 * sizeof(int));
+    for (int i = 0; i < 64; i++)
+        src[i] = pattern(index, (size_t)i, round);
+    for (int i = 0; i < 16; i++)
+        isrc[i] = pattern(index, (size_t)i, round);
+    for (int i = 0; i < 64 * npes; i++)
+        dst[i] = -7;
+    int root = (int)draw((unsigned)size);
+    shmem_barrier_all();
+    if (member) {
+        shmem_broadcast64(dst, src, 64, root, start, log_stride, size, psync);
+        for (int i = 0; i < 64; i++)
+            CHECK(dst[i] == (index == root ? -7 : pattern(root, (size_t)i, round)),
+                  "broadcast64 (root keeps its dest) element %d", i);
+        shmem_barrier(start, log_stride, size, psync);
+        shmem_fcollect64(dst, src, 64, start, log_stride, size, psync);
+        for (int r = 0; r < size; r++)
+            CHECK(dst[r * 64 + 7] == pattern(r, 7, round), "fcollect64 block %d", r);
+        shmem_int_sum_to_all(idst, isrc, 16, start, log_stride, size, pwork, psync);
+        for (int i = 0; i < 16; i++) {
+            int sum = 0;
+            for (int r = 0; r < size; r++)
+                sum += pattern(r, (size_t)i, round);
+            CHECK(idst[i] == sum, "int sum_to_all %d", i);
+        }
+        shmem_sync(start, log_stride, size, psync);
+    }
+    shmem_barrier_all();
+    shmem_free(idst);
+    shmem_free(isrc);
+    shmem_free(src);
+    shmem_free(dst);
+}
+
+static void check_teams(int round)
+{
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes && shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "world team");
+    int shared_n = shmem_team_n_pes(SHMEM_TEAM_SHARED);
+    CHECK(shared_n >= 1 && shared_n <= npes, "shared team of %d", shared_n);
+    shmem_team_t even;
+    int size = (npes + 1) / 2;
+    int *box = shmem_calloc(1, sizeof(int));
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, size, NULL, 0, &even) == 0, "split_strided");
+    if (me % 2 == 0) {
+        CHECK(even != SHMEM_TEAM_INVALID && shmem_team_my_pe(even) == me / 2 && shmem_team_n_pes(even) == size,
+              "even team: my_pe %d", shmem_team_my_pe(even));
+        CHECK(shmem_team_translate_pe(even, 1 % size, SHMEM_TEAM_WORLD) == (1 % size) * 2, "translate");
+        CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, me, even) == me / 2, "translate back");
+        /* A context on the team numbers PEs as the team does. */
+        shmem_ctx_t ctx;
+        CHECK(shmem_team_create_ctx(even, 0, &ctx) == 0, "team context");
+        shmem_ctx_int_p(ctx, box, 100 + me, (shmem_team_my_pe(even) + 1) % size);
+        shmem_ctx_quiet(ctx);
+        shmem_team_sync(even);
+        int left = shmem_team_translate_pe(even, (me / 2 + size - 1) % size, SHMEM_TEAM_WORLD);
+        CHECK(*box == 100 + left, "context put on the team: %d, expected %d", *box, 100 + left);
+        shmem_team_sync(even);
+        shmem_ctx_destroy(ctx);
+    } else {
+        CHECK(even == SHMEM_TEAM_INVALID, "odd PE got a team");
+    }
+    shmem_free(box);
+    check_collectives_on(even, size, round);
+    if (even != SHMEM_TEAM_INVALID)
+        shmem_team_destroy(even);
+    shmem_team_t row, column;
+    int xrange = npes >= 2 ? 2 : 1;
+    CHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, xrange, NULL, 0, &row, NULL, 0, &column) == 0, "split_2d");
+    CHECK(shmem_team_my_pe(row) == me % xrange && shmem_team_my_pe(column) == me / xrange, "2d ranks");
+    shmem_team_destroy(row);
+    shmem_team_destroy(column);
+}
+
+/* Mutual exclusion: a read-modify-write by get and put on PE 0, under the
+ * lock (on the heap: the test also runs with globals private). */
+#define LOCK_ROUNDS 25
+static void check_locks(void)
+{
+    long *lock_word = shmem_calloc(2, sizeof(long)), *lock = &lock_word[0], *counter = &lock_word[1];
+    shmem_barrier_all();
+    for (int k = 0; k < LOCK_ROUNDS; k++) {
+        if (k % 2)
+            shmem_set_lock(lock);
+        else
+            while (shmem_test_lock(lock))
+                ;
+        long v = shmem_long_g(counter, 0);
+        shmem_long_p(counter, v + 1, 0);
+        shmem_clear_lock(lock);
+    }
+    shmem_barrier_all();
+    if (me == 0)
+        CHECK(*counter == (long)npes * LOCK_ROUNDS, "lock: %ld increments of %d", *counter, npes * LOCK_ROUNDS);
+    shmem_free(lock_word);
+}
+
+/* The heap: blocks alike on every PE, realloc keeps the data, align aligns,
+ * and a request too big gives NULL on every PE (not a crash). */
+static void check_heap(void)
+{
+    void *blocks[8];
+    for (int i = 0; i < 8; i++)
+        blocks[i] = shmem_malloc(1 + draw(100000));
+    for (int i = 0; i < 8; i += 2)
+        shmem_free(blocks[i]);
+    long *grown = shmem_malloc(10 * sizeof(long));
+    for (int i = 0; i < 10; i++)
+        grown[i] = me * 100 + i;
+    grown = shmem_realloc(grown, 5000 * sizeof(long));
+    for (int i = 0; i < 10; i++)
+        CHECK(grown[i] == me * 100 + i, "realloc kept element %d", i);
+    /* Symmetric: a put into the block on the next PE lands. */
+    shmem_long_p(&grown[4999], me, (me + 1) % npes);
+    shmem_barrier_all();
+    CHECK(grown[4999] == (me + npes - 1) % npes, "put into a reallocated block");
+    void *aligned = shmem_align(4096, 100);
+    CHECK(aligned && (uintptr_t)aligned % 4096 == 0, "align");
+    int *zeros = shmem_calloc(1000, sizeof(int));
+    for (int i = 0; i < 1000; i++)
+        if (zeros[i]) {
+            CHECK(0, "calloc left %d at %d", zeros[i], i);
+            break;
+        }
+    void *too_big = shmem_malloc((size_t)1 << 50);
+    CHECK(too_big == NULL, "a block larger than the heap");
+    shmem_free(zeros);
+    shmem_free(aligned);
+    shmem_free(grown);
+    for (int i = 1; i < 8; i += 2)
+        shmem_free(blocks[i]);
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = 2;
+    bool globals = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-globals"))
+            globals = false; /* SHOAL_SHMEM_GLOBALS=0: only the heap is symmetric */
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+    }
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    unsigned long long *shared_seed = shmem_malloc(sizeof *shared_seed);
+    if (me == 0) {
+        *shared_seed = seed ? seed : (unsigned long long)time(NULL) ^ ((unsigned long long)clock() << 20);
+        printf("shmem_check: %d PEs, seed %llu (repeat with --seed %llu)\n", npes, *shared_seed, *shared_seed);
+        fflush(stdout);
+    }
+    shmem_barrier_all();
+    rng_state = shmem_ulonglong_g(shared_seed, 0);
+    int major, minor;
+    char name[SHMEM_MAX_NAME_LEN];
+    shmem_info_get_version(&major, &minor);
+    shmem_info_get_name(name);
+    CHECK(major == 1 && minor == 5 && !strcmp(name, "shoal"), "version %d.%d of %s", major, minor, name);
+    for (int round = 0; round < rounds; round++) {
+        check_rma_every_type(round);
+        check_sized();
+        if (globals)
+            check_globals(round);
+        check_collectives_on(SHMEM_TEAM_WORLD, npes, round);
+        check_active_sets(round);
+        check_teams(round);
+    }
+    check_amo_every_type();
+#define CALL_BITWISE_CHECK(T, N) check_bitwise_##N();
+    SHOAL_SHMEM_BITWISE_AMO_TYPES(CALL_BITWISE_CHECK)
+    check_swap_set_fetch();
+    check_ordering();
+    check_wait_forms();
+    check_locks();
+    check_heap();
+    shmem_barrier_all();
+    if (failures)
+        fprintf(stderr, "PE %d: %d checks failed\n", me, failures);
+    else if (me == 0)
+        printf("shmem_check: all %ld checks of PE 0 passed (%d PEs)\n", checks, npes);
+    shmem_finalize();
+    return failures ? 1 : 0;
+}
