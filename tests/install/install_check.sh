@@ -12,6 +12,8 @@
 # and runs each at np N (2) under LAUNCHER with SHOAL_VERBOSE=1: each must
 # run the installed libshoal, have shoal take every allreduce with the right
 # result (app.c checks both), and the library must log its plan.
+# Then builds shoal's OpenSHMEM check with the installed oshcc and runs it
+# with the installed oshrun.
 # The prefix and the builds are removed on exit, on failure and on signals.
 set -u
 
@@ -72,7 +74,12 @@ for tool in "${tools[@]}"; do
         fail "bin/$tool --help"
     fi
 done
-extra=$(ls "$prefix/bin" | grep -vxE 'shoal|shoal-bench|shoal-sim' || true)
+for wrapper in oshcc oshrun shoalcc; do
+    [ -x "$prefix/bin/$wrapper" ] && pass "bin/$wrapper installed" || fail "no bin/$wrapper"
+done
+[ -f "$prefix/include/shmem.h" ] && [ -n "$(find "$prefix" -name libshoal-shmem.so)" ] &&
+    pass "OpenSHMEM: include/shmem.h and libshoal-shmem.so installed" || fail "no shmem.h or libshoal-shmem.so"
+extra=$(ls "$prefix/bin" | grep -vxE 'shoal|shoal-bench|shoal-sim|oshcc|oshrun|shoalcc' || true)
 [ -z "$extra" ] && pass "bin/ holds the tools only" || fail "bin/ holds more than the tools: $extra"
 [ $failures -eq 0 ] || { echo "install_check: $failures failure(s)"; exit 1; }
 
@@ -129,6 +136,23 @@ for app in "$tmp/app_pkgconfig" "$tmp/consumer/install_app"; do
         pass "$name at np $np: shoal took every allreduce, every result right"
     fi
 done
+
+# 5. An OpenSHMEM program (shoal's own check) built with the installed oshcc
+# and started with the installed oshrun: it must link the installed
+# libshoal-shmem and pass.
+if "$prefix/bin/oshcc" -std=gnu11 -o "$tmp/shmem_check" "$here/../shmem/shmem_check.c" >"$tmp/oshcc.log" 2>&1; then
+    pass "oshcc built an OpenSHMEM program"
+    ldd "$tmp/shmem_check" | grep -q "libshoal-shmem.so => $prefix/" ||
+        fail "the program built by oshcc does not load the installed libshoal-shmem"
+    "$runner" 60 "$prefix/bin/oshrun" "${launch[@]:1}" -np "$np" "$tmp/shmem_check" --rounds 1 >"$tmp/shmem.log" 2>&1
+    rc=$?
+    grep -v "no room" "$tmp/shmem.log" | sed "s/^/  shmem_check | /"
+    [ $rc -eq 0 ] && grep -q "checks of PE 0 passed" "$tmp/shmem.log" &&
+        pass "oshrun -np $np shmem_check: every check passed" || fail "oshrun -np $np shmem_check (status $rc)"
+else
+    cat "$tmp/oshcc.log"
+    fail "oshcc shmem_check.c"
+fi
 
 if [ $failures -ne 0 ]; then
     echo "install_check: $failures failure(s)"
