@@ -95,4 +95,9 @@ void output_table_row(const struct bench_context *ctx, enum bench_id id, const s
 int output_json(const struct bench_context *ctx, const char *path);
 int output_csv(const struct bench_context *ctx, const char *path);
 
+/* shoal-bench shmem (shmem_bench.c): OpenSHMEM put, get, message rate and
+ * atomics beside MPI-3 RMA; its own arguments after "shmem". Ends
+ * OpenSHMEM (not MPI); returns the exit status. */
+int bench_shmem_run(struct bench_context *ctx, int argc, char **argv);
+
 #endif
