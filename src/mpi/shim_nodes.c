@@ -63,7 +63,10 @@ MPI_Comm shim_node_part(MPI_Comm comm)
 static void host_progress(void)
 {
     int arrived;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &arrived, MPI_STATUS_IGNORE);
+    /* On the world, not MPI_COMM_SELF: MPICH answers a probe there without
+     * entering its progress engine (found with a passive-target get across
+     * hosts, whose target slept in a node barrier). A probe takes nothing. */
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
 }
 
 /* The order of the leaders' all-to-all phases: rank 0 reads the mapping
