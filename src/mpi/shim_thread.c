@@ -1,0 +1,139 @@
+/* shim_thread: the MPI_* entry points that only thread communicators need
+ * (src/thread): communicator rank and size, point-to-point, probes and the
+ * wait family. Each sends a thread communicator's call to the thread layer
+ * and any other call to the host unchanged; where no thread communicator
+ * (or none of their requests) lives, that costs one relaxed atomic load.
+ * The collectives route through shim_bindings.c's entry points.
+ *
+ * May call: every lower layer, and PMPI. */
+#include <mpi.h>
+
+#include "thread.h"
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_rank(tc, rank) : PMPI_Comm_rank(comm, rank);
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_size(tc, size) : PMPI_Comm_size(comm, size);
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_send(tc, buf, count, type, dest, tag, false) : PMPI_Send(buf, count, type, dest, tag, comm);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_send(tc, buf, count, type, dest, tag, true) : PMPI_Ssend(buf, count, type, dest, tag, comm);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_isend(tc, buf, count, type, dest, tag, false, request)
+              : PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_isend(tc, buf, count, type, dest, tag, true, request)
+              : PMPI_Issend(buf, count, type, dest, tag, comm, request);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_recv(tc, buf, count, type, source, tag, status)
+              : PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_irecv(tc, buf, count, type, source, tag, request)
+              : PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_sendrecv(tc, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, status)
+              : PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_probe(tc, source, tag, status) : PMPI_Probe(source, tag, comm, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_iprobe(tc, source, tag, flag, status) : PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Wait(request, status);
+    return thread_waitall(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Test(request, flag, status);
+    return thread_testall(1, request, flag, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitall(count, requests, statuses);
+    return thread_waitall(count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Testall(count, requests, flag, statuses);
+    return thread_testall(count, requests, flag, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitany(count, requests, index, status);
+    return thread_waitany(count, requests, index, status);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Testany(count, requests, index, flag, status);
+    return thread_testany(count, requests, index, flag, status);
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    return thread_waitsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    return thread_testsome(incount, requests, outcount, indices, statuses);
+}

@@ -1,0 +1,344 @@
+/* thread_comm: thread communicators (MPIX_Threadcomm_init, _start, _finish,
+ * _free), the registry that recognises their handles, each thread's rank in
+ * them, the barrier of a process's threads, and datatypes as bytes.
+ *
+ * Ranks are numbered process by process (the parent's order), thread by
+ * thread within a process in their order of arrival at start, as MPICH
+ * documents.
+ *
+ * May call: core, and PMPI. */
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "thread_internal.h"
+
+_Atomic int thread_comms_live;
+bool thread_host_serialised;
+pthread_mutex_t thread_host_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Live communicators: slots stored with release and read with acquire, so
+ * that a lookup needs no lock; they change only outside parallel regions. */
+#define THREAD_MAX_COMMS 64
+static _Atomic(thread_comm *) registry[THREAD_MAX_COMMS];
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+thread_comm *thread_comm_find(MPI_Comm comm)
+{
+    for (int i = 0; i < THREAD_MAX_COMMS; i++) {
+        thread_comm *tc = atomic_load_explicit(&registry[i], memory_order_acquire);
+        if (tc && tc->handle == comm)
+            return tc;
+    }
+    return NULL;
+}
+
+static bool registry_add(thread_comm *tc)
+{
+    pthread_mutex_lock(&registry_mutex);
+    for (int i = 0; i < THREAD_MAX_COMMS; i++)
+        if (!atomic_load_explicit(&registry[i], memory_order_relaxed)) {
+            atomic_store_explicit(&registry[i], tc, memory_order_release);
+            atomic_fetch_add(&thread_comms_live, 1);
+            pthread_mutex_unlock(&registry_mutex);
+            return true;
+        }
+    pthread_mutex_unlock(&registry_mutex);
+    return false;
+}
+
+static void registry_remove(thread_comm *tc)
+{
+    pthread_mutex_lock(&registry_mutex);
+    for (int i = 0; i < THREAD_MAX_COMMS; i++)
+        if (atomic_load_explicit(&registry[i], memory_order_relaxed) == tc) {
+            atomic_store_explicit(&registry[i], NULL, memory_order_release);
+            atomic_fetch_sub(&thread_comms_live, 1);
+        }
+    pthread_mutex_unlock(&registry_mutex);
+}
+
+/* This thread's places in the communicators it has started. */
+#define THREAD_MAX_STARTED 16
+static _Thread_local struct {
+    const thread_comm *tc;
+    int index;
+} started[THREAD_MAX_STARTED];
+static _Thread_local int started_count;
+
+int thread_self(const thread_comm *tc)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc)
+            return started[i].index;
+    return -1;
+}
+
+int thread_error(const thread_comm *tc, int code, const char *what)
+{
+    core_log_debug(1, "thread communicator: %s", what);
+    PMPI_Comm_call_errhandler(tc->handle, code);
+    return code;
+}
+
+void thread_pause(unsigned *spins)
+{
+    unsigned n = (*spins)++;
+    if (n < 256)
+        core_cpu_relax();
+    else if (n < 20000)
+        sched_yield();
+    else
+        nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
+}
+
+void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg)
+{
+    unsigned generation = atomic_load_explicit(&b->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == b->n - 1) {
+        if (last)
+            last(arg);
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->generation, generation + 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    while (atomic_load_explicit(&b->generation, memory_order_acquire) == generation)
+        thread_pause(&spins);
+}
+
+bool thread_layout_of(MPI_Datatype type, thread_layout *out)
+{
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return false;
+    out->size = (size_t)size;
+    out->extent = extent;
+    out->lb = true_lb;
+    out->true_extent = true_extent;
+    out->dense = (MPI_Aint)size == true_extent && extent == (MPI_Aint)size;
+    return true;
+}
+
+size_t thread_span(const thread_layout *l, size_t count)
+{
+    return count ? (size_t)l->true_extent + (count - 1) * (size_t)l->extent : 0;
+}
+
+int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes)
+{
+    size_t n = count * l->size;
+    if (!n)
+        return MPI_SUCCESS;
+    if (l->dense) {
+        memcpy(bytes, (const char *)buf + l->lb, n);
+        return MPI_SUCCESS;
+    }
+    if (count > INT_MAX || n > INT_MAX)
+        return MPI_ERR_COUNT;
+    int position = 0;
+    thread_host_lock();
+    int rc = PMPI_Pack(buf, (int)count, type, bytes, (int)n, &position, MPI_COMM_SELF);
+    thread_host_unlock();
+    return rc;
+}
+
+int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l)
+{
+    if (!n)
+        return MPI_SUCCESS;
+    if (l->dense) {
+        memcpy((char *)buf + l->lb, bytes, n);
+        return MPI_SUCCESS;
+    }
+    if (n > INT_MAX)
+        return MPI_ERR_COUNT;
+    int position = 0;
+    thread_host_lock();
+    int rc = PMPI_Unpack(bytes, (int)n, &position, buf, (int)(n / l->size), type, MPI_COMM_SELF);
+    thread_host_unlock();
+    return rc;
+}
+
+static void thread_comm_destroy(thread_comm *tc)
+{
+    free(tc->offset);
+    free(tc->proc_of);
+    free(tc->counts);
+    free(tc->displs);
+    free(tc->slot);
+    free(tc->scratch[0]);
+    free(tc->scratch[1]);
+    free(tc);
+}
+
+/* MPICH: outside parallel regions, collective over comm; every process
+ * names how many of its threads will start the new communicator. */
+int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm)
+{
+    int initialized = 0, inter = 0;
+    PMPI_Initialized(&initialized);
+    if (!initialized || !newthreadcomm)
+        return MPI_ERR_ARG;
+    if (comm == MPI_COMM_NULL || thread_owns(comm))
+        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_COMM), MPI_ERR_COMM;
+    /* Every process learns every count, a bad one included, so that all
+     * fail alike instead of some waiting for the others. */
+    thread_comm *tc = calloc(1, sizeof *tc);
+    int rc = MPI_ERR_NO_MEM;
+    if (!tc)
+        return PMPI_Comm_call_errhandler(comm, rc), rc;
+    PMPI_Comm_size(comm, &tc->nprocs);
+    PMPI_Comm_rank(comm, &tc->my_proc);
+    int *threads = malloc((size_t)tc->nprocs * sizeof *threads);
+    tc->offset = malloc(((size_t)tc->nprocs + 1) * sizeof *tc->offset);
+    tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
+    tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
+    if (!threads || !tc->offset || !tc->counts || !tc->displs)
+        goto fail;
+    rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
+    if (rc != MPI_SUCCESS)
+        goto fail;
+    long long total = 0;
+    for (int p = 0; p < tc->nprocs; p++) {
+        if (threads[p] < 1 || total + threads[p] > INT_MAX) {
+            rc = MPI_ERR_ARG;
+            goto fail;
+        }
+        tc->offset[p] = (int)total;
+        total += threads[p];
+    }
+    tc->offset[tc->nprocs] = (int)total;
+    tc->size = (int)total;
+    tc->nthreads = num_threads;
+    rc = MPI_ERR_NO_MEM;
+    tc->proc_of = malloc((size_t)tc->size * sizeof *tc->proc_of);
+    tc->slot = calloc((size_t)num_threads, sizeof *tc->slot);
+    if (!tc->proc_of || !tc->slot)
+        goto fail;
+    for (int p = 0; p < tc->nprocs; p++)
+        for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
+            tc->proc_of[r] = p;
+    tc->barrier.n = num_threads;
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (!thread_host_serialised)
+            core_log_once("thread communicators: the host MPI runs at thread level %d, not MPI_THREAD_MULTIPLE: "
+                          "shoal's calls to it take turns under a lock",
+                          provided);
+        thread_host_serialised = true;
+    }
+    if ((rc = PMPI_Comm_dup(comm, &tc->handle)) != MPI_SUCCESS)
+        goto fail;
+    if ((rc = PMPI_Comm_dup(comm, &tc->wire)) != MPI_SUCCESS || (rc = PMPI_Comm_dup(comm, &tc->procs)) != MPI_SUCCESS)
+        goto fail;
+    PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
+    if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
+        goto fail;
+    if (!registry_add(tc)) {
+        rc = MPI_ERR_INTERN;
+        goto fail;
+    }
+    free(threads);
+    *newthreadcomm = tc->handle;
+    return MPI_SUCCESS;
+fail:
+    free(threads);
+    if (tc->handle != MPI_COMM_NULL && tc->handle)
+        PMPI_Comm_free(&tc->handle);
+    if (tc->wire != MPI_COMM_NULL && tc->wire)
+        PMPI_Comm_free(&tc->wire);
+    if (tc->procs != MPI_COMM_NULL && tc->procs)
+        PMPI_Comm_free(&tc->procs);
+    thread_comm_destroy(tc);
+    return PMPI_Comm_call_errhandler(comm, rc), rc;
+}
+
+static void reset_arrivals(void *arg) { atomic_store(&((thread_comm *)arg)->arrivals, 0); }
+
+/* MPICH: inside the parallel region, by every thread of the process. */
+int MPIX_Threadcomm_start(MPI_Comm threadcomm)
+{
+    thread_comm *tc = thread_owns(threadcomm);
+    if (!tc)
+        return PMPI_Comm_call_errhandler(threadcomm == MPI_COMM_NULL ? MPI_COMM_WORLD : threadcomm, MPI_ERR_COMM),
+               MPI_ERR_COMM;
+    if (thread_self(tc) >= 0)
+        return thread_error(tc, MPI_ERR_OTHER, "MPIX_Threadcomm_start twice by one thread");
+    if (started_count == THREAD_MAX_STARTED)
+        return thread_error(tc, MPI_ERR_OTHER, "too many thread communicators started by one thread");
+    int index = atomic_fetch_add(&tc->arrivals, 1);
+    if (index >= tc->nthreads)
+        return thread_error(tc, MPI_ERR_OTHER,
+                            "more threads called MPIX_Threadcomm_start than MPIX_Threadcomm_init named");
+    started[started_count].tc = tc;
+    started[started_count].index = index;
+    started_count++;
+    /* Every thread has its rank before any returns: ranks are final. */
+    thread_barrier_wait(&tc->barrier, reset_arrivals, tc);
+    return MPI_SUCCESS;
+}
+
+int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
+{
+    thread_comm *tc = thread_owns(threadcomm);
+    if (!tc)
+        return PMPI_Comm_call_errhandler(threadcomm == MPI_COMM_NULL ? MPI_COMM_WORLD : threadcomm, MPI_ERR_COMM),
+               MPI_ERR_COMM;
+    int i = 0;
+    while (i < started_count && started[i].tc != tc)
+        i++;
+    if (i == started_count)
+        return thread_error(tc, MPI_ERR_OTHER, "MPIX_Threadcomm_finish by a thread that did not start it");
+    /* No thread leaves while another may still send to it. */
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    started[i] = started[--started_count];
+    return MPI_SUCCESS;
+}
+
+/* MPICH: outside parallel regions, collective over the parent's processes. */
+int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
+{
+    thread_comm *tc = threadcomm ? thread_owns(*threadcomm) : NULL;
+    if (!tc)
+        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    thread_p2p_destroy(tc);
+    registry_remove(tc);
+    PMPI_Comm_free(&tc->wire);
+    /* Through shoal's entry point: its process path may hold state for it. */
+    MPI_Comm_free(&tc->procs);
+    PMPI_Comm_free(&tc->handle);
+    thread_comm_destroy(tc);
+    *threadcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
+{
+    if (thread_self(tc) >= 0)
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free on a started thread communicator");
+    return MPIX_Threadcomm_free(comm);
+}
+
+int thread_comm_rank(thread_comm *tc, int *rank)
+{
+    int self = thread_self(tc);
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_rank by a thread that has not started the thread communicator");
+    *rank = tc->offset[tc->my_proc] + self;
+    return MPI_SUCCESS;
+}
+
+int thread_comm_size(thread_comm *tc, int *size)
+{
+    *size = tc->size;
+    return MPI_SUCCESS;
+}

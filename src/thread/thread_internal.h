@@ -1,0 +1,110 @@
+/* thread_internal: what the thread layer's files share: the communicator's
+ * state, the barrier of a process's threads, datatypes as bytes, and the
+ * host lock.
+ *
+ * May call: core, and PMPI. */
+#ifndef SHOAL_THREAD_INTERNAL_H
+#define SHOAL_THREAD_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "thread.h"
+
+/* The threads of one process meeting: the last to arrive runs `last` (with
+ * every other thread still waiting) and releases them. */
+typedef struct thread_barrier {
+    _Atomic int arrived;
+    _Atomic unsigned generation;
+    int n;
+} thread_barrier;
+
+void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg);
+
+/* Backing off in a wait: spins first, then yields, then sleeps a little,
+ * since threads of several ranks may take turns on a core. */
+void thread_pause(unsigned *spins);
+
+/* A thread's buffers, published to its process's others for a collective. */
+typedef struct thread_slot {
+    _Alignas(64) const void *sbuf;
+    void *rbuf;
+} thread_slot;
+
+struct thread_mailbox;
+struct thread_outgoing;
+
+struct thread_comm {
+    MPI_Comm handle; /* the user's: a duplicate of the parent */
+    MPI_Comm wire;   /* point-to-point between processes */
+    MPI_Comm procs;  /* the collectives' process step (first threads only) */
+    int nprocs, my_proc;
+    int nthreads;         /* this process's threads */
+    int size;             /* every process's */
+    int *offset;          /* per process, its first thread rank; offset[nprocs] = size */
+    int *proc_of;         /* per thread rank, its process */
+    int *counts, *displs; /* per process: the first thread's per-call scratch */
+    /* MPIX_Threadcomm_start and _finish */
+    _Atomic int arrivals;
+    thread_barrier barrier;
+    /* point-to-point */
+    struct thread_mailbox *box; /* per thread of this process */
+    pthread_mutex_t progress_lock, out_lock;
+    struct thread_outgoing *out; /* host sends still in flight */
+    /* collectives: each thread's buffers, scratch the last to arrive grows */
+    thread_slot *slot;
+    char *scratch[2];
+    size_t scratch_size[2];
+    _Atomic size_t scratch_need[2];
+};
+
+/* This thread's place in tc (its order of arrival at start), or -1. */
+int thread_self(const thread_comm *tc);
+
+/* An error through tc's error handler, as the host reports its own. */
+int thread_error(const thread_comm *tc, int code, const char *what);
+
+/* Count elements of an MPI datatype as bytes. */
+typedef struct thread_layout {
+    size_t size;          /* data bytes per element */
+    MPI_Aint extent, lb;  /* element stride; where its bytes begin (true lb) */
+    MPI_Aint true_extent; /* span of one element's bytes */
+    bool dense;           /* an element is size bytes at lb, elements abut */
+} thread_layout;
+
+bool thread_layout_of(MPI_Datatype type, thread_layout *out);
+/* Bytes spanned by count elements, from buf + lb. */
+size_t thread_span(const thread_layout *l, size_t count);
+/* count elements at buf to bytes (packed), and back; n bytes in all. */
+int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes);
+int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l);
+
+/* Host MPI calls from several threads at once: where the host was not
+ * initialised with MPI_THREAD_MULTIPLE, they take turns under one lock. */
+extern bool thread_host_serialised;
+extern pthread_mutex_t thread_host_mutex;
+static inline void thread_host_lock(void)
+{
+    if (thread_host_serialised)
+        pthread_mutex_lock(&thread_host_mutex);
+}
+static inline void thread_host_unlock(void)
+{
+    if (thread_host_serialised)
+        pthread_mutex_unlock(&thread_host_mutex);
+}
+
+/* Point-to-point state of a communicator (thread_p2p.c). */
+int thread_p2p_create(thread_comm *tc);
+/* Waits until every host send of tc is done and every process is there
+ * (collective over the parent's processes), then frees the queues. */
+void thread_p2p_destroy(thread_comm *tc);
+/* Moves what the host has for tc's threads into their mailboxes. */
+void thread_progress(thread_comm *tc);
+
+#endif

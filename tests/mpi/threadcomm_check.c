@@ -1,0 +1,340 @@
+/* Thread communicators (MPIX_Threadcomm): every process starts T threads
+ * (T+1 on odd ranks with --uneven), each a rank of the thread communicator,
+ * and each call shoal serves on it is checked against values computed
+ * locally from the ranks: size and ranks, point-to-point around a ring (each
+ * size class: eager, single copy, a strided datatype), MPI_ANY_SOURCE from
+ * local and remote senders with per-sender order, non-overtaking order over
+ * mixed sizes, probes, MPI_Ssend, MPI_Sendrecv, truncation through
+ * MPI_ERRORS_RETURN, every collective from every root. --loops L frees and
+ * re-creates the communicator L times.
+ *   threadcomm_check [--threads T] [--uneven] [--loops L] */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_common.h"
+#include "mpix_threadcomm.h"
+
+static int threads_here, world_rank, world_size;
+static int *first_rank, total_ranks; /* per process: its first thread rank */
+static MPI_Comm tcomm;
+static _Atomic long failures;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            if (atomic_fetch_add(&failures, 1) < 20) {                         \
+                fprintf(stderr, "[world %d] line %d: ", world_rank, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                  \
+                fputc('\n', stderr);                                           \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+static int value(int rank, int i, int salt) { return rank * 100003 + i * 7 + salt; }
+
+static void ring(int rank, int size)
+{
+    static const int counts[] = {0, 1, 100, 1024, 3000, 70000};
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        int n = counts[k];
+        int *out = malloc(sizeof(int) * (n + 1)), *in = malloc(sizeof(int) * (n + 1));
+        for (int i = 0; i < n; i++)
+            out[i] = value(rank, i, (int)k);
+        /* Irecv + Send */
+        MPI_Request req;
+        MPI_Status st;
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Irecv(in, n, MPI_INT, left, 5, tcomm, &req);
+        MPI_Send(out, n, MPI_INT, right, 5, tcomm);
+        MPI_Wait(&req, &st);
+        int got = -1;
+        MPI_Get_count(&st, MPI_INT, &got);
+        EXPECT(st.MPI_SOURCE == left && st.MPI_TAG == 5 && got == n, "ring status %d %d %d", st.MPI_SOURCE, st.MPI_TAG,
+               got);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "ring n=%d in[%d]=%d", n, i, in[i]);
+        /* Sendrecv */
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Sendrecv(out, n, MPI_INT, right, 6, in, n, MPI_INT, left, 6, tcomm, &st);
+        MPI_Get_count(&st, MPI_INT, &got);
+        EXPECT(st.MPI_SOURCE == left && got == n, "sendrecv status");
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "sendrecv n=%d in[%d]=%d", n, i, in[i]);
+        /* Isend + Irecv + Waitall, and Ssend against a posted receive */
+        MPI_Request reqs[2];
+        MPI_Status sts[2];
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Isend(out, n, MPI_INT, right, 7, tcomm, &reqs[0]);
+        MPI_Irecv(in, n, MPI_INT, MPI_ANY_SOURCE, 7, tcomm, &reqs[1]);
+        MPI_Waitall(2, reqs, sts);
+        EXPECT(sts[1].MPI_SOURCE == left && sts[1].MPI_TAG == 7, "waitall status %d", sts[1].MPI_SOURCE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "waitall n=%d in[%d]=%d", n, i, in[i]);
+        MPI_Irecv(in, n, MPI_INT, left, 8, tcomm, &req);
+        MPI_Ssend(out, n, MPI_INT, right, 8, tcomm);
+        int flag = 0;
+        while (!flag)
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "ssend n=%d in[%d]=%d", n, i, in[i]);
+        free(out);
+        free(in);
+    }
+    /* A strided datatype both ways (packed, not dense): every other int. */
+    MPI_Datatype every_other;
+    MPI_Type_vector(50, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int out[100], in[100];
+    for (int i = 0; i < 100; i++) {
+        out[i] = value(rank, i, 99);
+        in[i] = -1;
+    }
+    MPI_Sendrecv(out, 1, every_other, right, 9, in + 1, 1, every_other, left, 9, tcomm, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 100; i++)
+        EXPECT(in[i] == (i % 2 ? value(left, i - 1, 99) : -1), "strided in[%d]=%d", i, in[i]);
+    MPI_Type_free(&every_other);
+}
+
+/* Every rank but 0 sends `per` messages to rank 0, tagged with its rank;
+ * rank 0 takes them from any source and checks each sender's order. */
+static void any_source(int rank, int size)
+{
+    const int per = 6;
+    if (rank) {
+        for (int s = 0; s < per; s++) {
+            int msg[2] = {rank, s};
+            MPI_Send(msg, 2, MPI_INT, 0, rank, tcomm);
+        }
+        MPI_Barrier(tcomm); /* no later message meets rank 0's MPI_ANY_TAG */
+        return;
+    }
+    int *next = calloc((size_t)size, sizeof *next);
+    for (int k = 0; k < per * (size - 1); k++) {
+        int msg[2] = {-1, -1};
+        MPI_Status st;
+        MPI_Recv(msg, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, tcomm, &st);
+        EXPECT(msg[0] == st.MPI_SOURCE && msg[0] == st.MPI_TAG && msg[0] > 0 && msg[0] < size,
+               "any_source: message %d from status source %d tag %d", msg[0], st.MPI_SOURCE, st.MPI_TAG);
+        if (msg[0] > 0 && msg[0] < size) {
+            EXPECT(msg[1] == next[msg[0]], "any_source: from %d got #%d, expected #%d", msg[0], msg[1], next[msg[0]]);
+            next[msg[0]] = msg[1] + 1;
+        }
+    }
+    free(next);
+    MPI_Barrier(tcomm);
+}
+
+/* Rank size-1 sends 24 messages of alternating sizes (eager and single
+ * copy) with one tag to rank 0, which must take them in order. */
+static void order(int rank, int size)
+{
+    enum { N = 24, BIG = 5000 };
+    int from = size - 1;
+    if ((rank != 0 && rank != from) || size == 1)
+        return;
+    int *bufs = malloc(sizeof(int) * N * BIG);
+    MPI_Request reqs[N];
+    for (int m = 0; m < N; m++) {
+        int n = m % 2 ? BIG : 3, *b = bufs + m * BIG;
+        if (rank == from) {
+            for (int i = 0; i < n; i++)
+                b[i] = m * 1000 + i;
+            MPI_Isend(b, n, MPI_INT, 0, 3, tcomm, &reqs[m]);
+        } else {
+            MPI_Irecv(b, BIG, MPI_INT, from, 3, tcomm, &reqs[m]);
+        }
+    }
+    MPI_Status sts[N];
+    MPI_Waitall(N, reqs, sts);
+    if (rank == 0)
+        for (int m = 0; m < N; m++) {
+            int got = -1;
+            MPI_Get_count(&sts[m], MPI_INT, &got);
+            EXPECT(got == (m % 2 ? BIG : 3) && bufs[m * BIG] == m * 1000 &&
+                       bufs[m * BIG + got - 1] == m * 1000 + got - 1,
+                   "order: message %d has %d ints, first %d", m, got, bufs[m * BIG]);
+        }
+    free(bufs);
+}
+
+/* Probe for a message of a size the receiver does not know, then take it;
+ * then a receive too short for its message. */
+static void probe_and_truncate(int rank, int size)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int n = 10 + rank, out[64], in[64];
+    for (int i = 0; i < n; i++)
+        out[i] = value(rank, i, 4);
+    MPI_Request req;
+    MPI_Isend(out, n, MPI_INT, right, 11, tcomm, &req);
+    MPI_Status st;
+    int flag = 0;
+    while (!flag)
+        MPI_Iprobe(MPI_ANY_SOURCE, 11, tcomm, &flag, &st);
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, tcomm, &st);
+    int got = -1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    EXPECT(st.MPI_SOURCE == left && st.MPI_TAG == 11 && got == 10 + left, "probe: %d %d %d", st.MPI_SOURCE, st.MPI_TAG,
+           got);
+    MPI_Recv(in, got, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, tcomm, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < got; i++)
+        EXPECT(in[i] == value(left, i, 4), "probe: in[%d]=%d", i, in[i]);
+    /* Truncation: blocking and through MPI_Wait. */
+    MPI_Send(out, 10, MPI_INT, right, 12, tcomm);
+    int rc = MPI_Recv(in, 5, MPI_INT, left, 12, tcomm, &st), cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_TRUNCATE, "truncation: error class %d", cls);
+    MPI_Send(out, 10, MPI_INT, right, 13, tcomm);
+    MPI_Irecv(in, 4, MPI_INT, left, 13, tcomm, &req);
+    rc = MPI_Wait(&req, &st);
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_TRUNCATE, "truncation through MPI_Wait: error class %d", cls);
+    MPI_Barrier(tcomm);
+}
+
+static void collectives(int rank, int size)
+{
+    static const int counts[] = {1, 37, 3000};
+    MPI_Barrier(tcomm);
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        int n = counts[k];
+        int *a = malloc(sizeof(int) * (size_t)n * size), *b = malloc(sizeof(int) * (size_t)n * size);
+        double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n);
+        for (int root = 0; root < size; root++) {
+            for (int i = 0; i < n; i++)
+                a[i] = rank == root ? value(root, i, 1) : -1;
+            MPI_Bcast(a, n, MPI_INT, root, tcomm);
+            for (int i = 0; i < n; i++)
+                EXPECT(a[i] == value(root, i, 1), "bcast root %d n %d a[%d]=%d", root, n, i, a[i]);
+            for (int i = 0; i < n; i++)
+                d[i] = rank + i * 0.5;
+            MPI_Reduce(d, e, n, MPI_DOUBLE, MPI_SUM, root, tcomm);
+            if (rank == root)
+                for (int i = 0; i < n; i++)
+                    EXPECT(e[i] == size * (size - 1) / 2.0 + size * i * 0.5, "reduce root %d e[%d]=%g", root, i, e[i]);
+            for (int i = 0; i < n; i++)
+                a[i] = value(rank, i, 2);
+            MPI_Gather(a, n, MPI_INT, b, n, MPI_INT, root, tcomm);
+            if (rank == root)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++)
+                        EXPECT(b[r * n + i] == value(r, i, 2), "gather root %d from %d [%d]", root, r, i);
+            if (rank == root)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++)
+                        a[r * n + i] = value(r, i, 3);
+            MPI_Scatter(a, n, MPI_INT, b, n, MPI_INT, root, tcomm);
+            for (int i = 0; i < n; i++)
+                EXPECT(b[i] == value(rank, i, 3), "scatter root %d [%d]=%d", root, i, b[i]);
+        }
+        for (int i = 0; i < n; i++)
+            d[i] = rank * 2.0 + i;
+        MPI_Allreduce(d, e, n, MPI_DOUBLE, MPI_SUM, tcomm);
+        for (int i = 0; i < n; i++)
+            EXPECT(e[i] == size * (size - 1.0) + (double)size * i, "allreduce e[%d]=%g", i, e[i]);
+        for (int i = 0; i < n; i++)
+            a[i] = value(rank, i, 5) % 1000;
+        MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_MAX, tcomm);
+        for (int i = 0; i < n; i++) {
+            int max = 0;
+            for (int r = 0; r < size; r++)
+                max = value(r, i, 5) % 1000 > max ? value(r, i, 5) % 1000 : max;
+            EXPECT(a[i] == max, "allreduce max a[%d]=%d, expected %d", i, a[i], max);
+        }
+        for (int i = 0; i < n; i++)
+            a[i] = value(rank, i, 6);
+        MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                EXPECT(b[r * n + i] == value(r, i, 6), "allgather from %d [%d]", r, i);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                a[r * n + i] = value(rank, r * n + i, 7);
+        MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                EXPECT(b[r * n + i] == value(r, rank * n + i, 7), "alltoall from %d [%d]=%d", r, i, b[r * n + i]);
+        free(a);
+        free(b);
+        free(d);
+        free(e);
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    MPIX_Threadcomm_start(tcomm);
+    int rank = -1, size = -1;
+    MPI_Comm_rank(tcomm, &rank);
+    MPI_Comm_size(tcomm, &size);
+    EXPECT(size == total_ranks, "size %d, expected %d", size, total_ranks);
+    EXPECT(rank >= first_rank[world_rank] && rank < first_rank[world_rank] + threads_here, "rank %d outside [%d, %d)",
+           rank, first_rank[world_rank], first_rank[world_rank] + threads_here);
+    /* Ranks are distinct: gathered, they are 0..size-1. */
+    int *all = malloc(sizeof(int) * size);
+    MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, tcomm);
+    for (int r = 0; r < size; r++)
+        EXPECT(all[r] == r, "rank %d says it is %d", r, all[r]);
+    free(all);
+    ring(rank, size);
+    any_source(rank, size);
+    order(rank, size);
+    probe_and_truncate(rank, size);
+    collectives(rank, size);
+    MPIX_Threadcomm_finish(tcomm);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, threads = 2, loops = 1, uneven = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--loops") && i + 1 < argc)
+            loops = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--uneven"))
+            uneven = 1;
+        else
+            CHECK_FATAL("usage: threadcomm_check [--threads T] [--uneven] [--loops L]");
+    }
+    threads_here = threads + (uneven && world_rank % 2);
+    first_rank = malloc(sizeof(int) * (world_size + 1));
+    int *each = malloc(sizeof(int) * world_size);
+    PMPI_Allgather(&threads_here, 1, MPI_INT, each, 1, MPI_INT, MPI_COMM_WORLD);
+    first_rank[0] = 0;
+    for (int p = 0; p < world_size; p++)
+        first_rank[p + 1] = first_rank[p] + each[p];
+    total_ranks = first_rank[world_size];
+    pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
+    for (int loop = 0; loop < loops; loop++) {
+        if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
+            CHECK_FATAL("MPIX_Threadcomm_init failed");
+        MPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
+        for (int t = 0; t < threads_here; t++)
+            pthread_create(&ids[t], NULL, thread_main, NULL);
+        for (int t = 0; t < threads_here; t++)
+            pthread_join(ids[t], NULL);
+        MPIX_Threadcomm_free(&tcomm);
+        EXPECT(tcomm == MPI_COMM_NULL, "MPIX_Threadcomm_free left the handle");
+    }
+    long mine = atomic_load(&failures), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (world_rank == 0)
+        printf("threadcomm_check: %d processes, %d ranks, %d loops: %s (%ld failures)\n", world_size, total_ranks,
+               loops, all ? "FAILED" : "ok", all);
+    free(ids);
+    free(each);
+    free(first_rank);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
