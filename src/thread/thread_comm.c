@@ -83,12 +83,24 @@ int thread_error(const thread_comm *tc, int code, const char *what)
     return code;
 }
 
+/* Polls before a waiting thread yields: many where each of a process's
+ * threads may have a core of its own, a few where they take turns on cores
+ * (as under a launcher that binds each process to one core). */
+static unsigned spin_limit = 2048;
+
+static void choose_spin(int threads)
+{
+    cpu_set_t mask;
+    int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : core_cpu_count();
+    spin_limit = cores >= threads ? 2048 : 16;
+}
+
 void thread_pause(unsigned *spins)
 {
     unsigned n = (*spins)++;
-    if (n < 256)
+    if (n < spin_limit)
         core_cpu_relax();
-    else if (n < 20000)
+    else if (n < spin_limit + 20000)
         sched_yield();
     else
         nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
@@ -227,6 +239,7 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
         for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
             tc->proc_of[r] = p;
     tc->barrier.n = num_threads;
+    choose_spin(num_threads);
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     if (provided < MPI_THREAD_MULTIPLE) {

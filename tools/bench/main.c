@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench_run.h"
+#include "thread_latency.h"
 
 static void *alloc_touched(size_t bytes)
 {
@@ -30,6 +31,8 @@ static int finish(int status)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "thread_latency"))
+        return thread_latency_main(argc, argv);
     /* MPI_Init, not PMPI_Init: shoal sets itself up there. */
     MPI_Init(&argc, &argv);
     struct bench_context ctx;

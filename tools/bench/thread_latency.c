@@ -1,0 +1,220 @@
+/* shoal-bench thread_latency: OSU-style one-way latency (half a ping-pong
+ * round trip) between two thread ranks of one process (a thread
+ * communicator, MPIX_Threadcomm, of 2 threads of world rank 0) and between
+ * two process ranks of the host MPI (world ranks 0 and 1, PMPI_Send and
+ * PMPI_Recv), in the same run; under an MPICH with its own thread
+ * communicators (4.2 and later) also the host's, through PMPIX_Threadcomm_*.
+ * Every message received is checked.
+ *
+ *   mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP] */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpix_threadcomm.h"
+#include "thread_latency.h"
+
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define HOST_THREADCOMM 1
+#endif
+
+typedef struct pingpong {
+    MPI_Comm comm;
+    size_t size;
+    int iterations, warmup;
+    bool threads; /* started threads of a thread communicator, else processes */
+    char *buf[2];
+    double seconds;
+    long errors;
+    int (*start)(MPI_Comm), (*finish)(MPI_Comm);
+} pingpong;
+
+static void fill(char *buf, size_t size, int who) { memset(buf, 'a' + who, size); }
+
+static long check(const char *buf, size_t size, int from)
+{
+    long bad = 0;
+    for (size_t i = 0; i < size; i += 1 + size / 64)
+        bad += buf[i] != 'a' + from;
+    return bad + (size && buf[size - 1] != 'a' + from);
+}
+
+/* One side of the ping-pong, rank 0 or 1 of pp->comm. */
+static void side(pingpong *pp, int rank, bool host)
+{
+    int s = (int)pp->size, peer = 1 - rank;
+    char *mine = pp->buf[rank], *got = pp->buf[rank] + pp->size;
+    fill(mine, pp->size, rank);
+    memset(got, 0, pp->size);
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm) = host ? PMPI_Send : MPI_Send;
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) = host ? PMPI_Recv : MPI_Recv;
+    double start = 0;
+    for (int i = 0; i < pp->warmup + pp->iterations; i++) {
+        if (i == pp->warmup)
+            start = MPI_Wtime();
+        if (rank == 0) {
+            send(mine, s, MPI_CHAR, peer, 1, pp->comm);
+            recv(got, s, MPI_CHAR, peer, 1, pp->comm, MPI_STATUS_IGNORE);
+        } else {
+            recv(got, s, MPI_CHAR, peer, 1, pp->comm, MPI_STATUS_IGNORE);
+            send(mine, s, MPI_CHAR, peer, 1, pp->comm);
+        }
+    }
+    if (rank == 0)
+        pp->seconds = MPI_Wtime() - start;
+    long bad = check(got, pp->size, peer);
+    __atomic_add_fetch(&pp->errors, bad, __ATOMIC_RELAXED);
+}
+
+static pingpong *shared;
+static bool host_threads;
+
+static void *thread_side(void *arg)
+{
+    (void)arg;
+    pingpong *pp = shared;
+    pp->start(pp->comm);
+    int rank;
+    MPI_Comm_rank(pp->comm, &rank);
+    side(pp, rank, host_threads);
+    pp->finish(pp->comm);
+    return NULL;
+}
+
+/* Two threads of this process, ranks of a thread communicator. */
+static double time_threads(pingpong *pp, bool host)
+{
+    int (*init)(MPI_Comm, int, MPI_Comm *) = MPIX_Threadcomm_init;
+    int (*release)(MPI_Comm *) = MPIX_Threadcomm_free;
+    pp->start = MPIX_Threadcomm_start;
+    pp->finish = MPIX_Threadcomm_finish;
+#ifdef HOST_THREADCOMM
+    if (host) {
+        init = PMPIX_Threadcomm_init;
+        release = PMPIX_Threadcomm_free;
+        pp->start = PMPIX_Threadcomm_start;
+        pp->finish = PMPIX_Threadcomm_finish;
+    }
+#endif
+    if (init(MPI_COMM_SELF, 2, &pp->comm) != MPI_SUCCESS)
+        return -1;
+    shared = pp;
+    host_threads = host;
+    pthread_t id[2];
+    for (int t = 0; t < 2; t++)
+        pthread_create(&id[t], NULL, thread_side, NULL);
+    for (int t = 0; t < 2; t++)
+        pthread_join(id[t], NULL);
+    release(&pp->comm);
+    return pp->seconds;
+}
+
+/* Rank 1 waits for rank 0's thread timings asleep, so that its wait takes
+ * no core from the two threads (the host's barrier would spin). */
+static void quiet_barrier(void)
+{
+    MPI_Request request;
+    int done = 0;
+    PMPI_Ibarrier(MPI_COMM_WORLD, &request);
+    while (PMPI_Test(&request, &done, MPI_STATUS_IGNORE), !done)
+        nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+}
+
+static bool parse_range(const char *text, size_t *min, size_t *max)
+{
+    char *end;
+    unsigned long long a = strtoull(text, &end, 10), b = a;
+    if (*end == ':')
+        b = strtoull(end + 1, &end, 10);
+    if (*end || a > b)
+        return false;
+    *min = (size_t)a;
+    *max = (size_t)b;
+    return true;
+}
+
+int thread_latency_main(int argc, char **argv)
+{
+    int provided, rank, nprocs;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    size_t min = 0, max = 4u << 20;
+    int iterations = 1000, warmup = 100, bad_usage = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            bad_usage |= !parse_range(argv[++i], &min, &max);
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            iterations = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-x") && i + 1 < argc)
+            warmup = atoi(argv[++i]);
+        else
+            bad_usage = 1;
+    }
+    if (bad_usage || nprocs < 2 || iterations < 1 || warmup < 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    bool host_native = false;
+#ifdef HOST_THREADCOMM
+    host_native = true;
+#endif
+    if (rank == 0) {
+        printf("# shoal-bench thread_latency: one-way latency (us), OSU ping-pong, %d iterations (+%d warm-up)\n",
+               iterations, warmup);
+        printf("# processes: world ranks 0 and 1 of the host MPI; threads: 2 thread ranks of world rank 0 "
+               "(MPIX_Threadcomm of MPI_COMM_SELF)%s\n",
+               host_native ? "; host threads: the same through the host's own PMPIX_Threadcomm_*" : "");
+        printf("%-10s %14s %14s %s %10s\n", "# size", "processes", "threads", host_native ? "  host threads" : "",
+               "proc/thr");
+    }
+    char *buf = malloc(4 * (max ? max : 1));
+    long errors = 0;
+    for (size_t size = min;; size = size ? size * 2 : 1) {
+        if (size > max)
+            size = max;
+        int iters = size >= (1u << 20) ? (iterations + 9) / 10 : iterations;
+        int warm = size >= (1u << 20) ? (warmup + 9) / 10 : warmup;
+        pingpong procs = {.comm = MPI_COMM_WORLD, .size = size, .iterations = iters, .warmup = warm, .buf = {buf, buf}};
+        PMPI_Barrier(MPI_COMM_WORLD);
+        if (rank < 2)
+            side(&procs, rank, true);
+        double t_threads = 0, t_host = -1;
+        if (rank == 0) {
+            pingpong threads = {
+                .size = size, .iterations = iters, .warmup = warm, .buf = {buf, buf + 2 * (max ? max : 1)}};
+            t_threads = time_threads(&threads, false);
+            errors += threads.errors;
+            if (host_native) {
+                pingpong native = threads;
+                native.errors = 0;
+                t_host = time_threads(&native, true);
+                errors += native.errors;
+            }
+        }
+        quiet_barrier();
+        errors += procs.errors;
+        if (rank == 0) {
+            double p = 1e6 * procs.seconds / (2.0 * iters), t = 1e6 * t_threads / (2.0 * iters);
+            char host_col[32] = "";
+            if (host_native)
+                snprintf(host_col, sizeof host_col, " %14.2f", 1e6 * t_host / (2.0 * iters));
+            printf("%-10zu %14.2f %14.2f%s %10.2f\n", size, p, t, host_col, t > 0 ? p / t : 0);
+            fflush(stdout);
+        }
+        if (size == max)
+            break;
+    }
+    long all = 0;
+    PMPI_Allreduce(&errors, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all)
+        fprintf(stderr, "shoal-bench thread_latency: %ld wrong bytes received\n", all);
+    free(buf);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
