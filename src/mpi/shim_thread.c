@@ -22,6 +22,12 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
     return tc ? thread_comm_size(tc, size) : PMPI_Comm_size(comm, size);
 }
 
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup(comm, newcomm);
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     thread_comm *tc = thread_owns(comm);

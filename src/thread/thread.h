@@ -48,6 +48,7 @@ static inline bool thread_requests_pending(void)
 int thread_comm_rank(thread_comm *tc, int *rank);
 int thread_comm_size(thread_comm *tc, int *size);
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
+int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
 
 /* Point-to-point, with MPI's semantics; sync: MPI_Ssend's completion. */
 int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync);

@@ -17,7 +17,8 @@
 
 _Atomic int thread_comms_live;
 bool thread_host_serialised;
-pthread_mutex_t thread_host_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: building and releasing a communicator call helpers that lock it too. */
+pthread_mutex_t thread_host_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 /* Live communicators: slots stored with release and read with acquire, so
  * that a lookup needs no lock; they change only outside parallel regions. */
@@ -189,34 +190,24 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc);
 }
 
-/* MPICH: outside parallel regions, collective over comm; every process
- * names how many of its threads will start the new communicator. */
-int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm)
+static bool valid_comm(MPI_Comm comm) { return comm != MPI_COMM_NULL && comm; }
+
+/* A communicator of threads[p] threads on each process p of parent (this
+ * process's nthreads): its layout, its three duplicates of parent, its
+ * queues, registered. Collective over parent's processes (one thread each). */
+static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm **out)
 {
-    int initialized = 0, inter = 0;
-    PMPI_Initialized(&initialized);
-    if (!initialized || !newthreadcomm)
-        return MPI_ERR_ARG;
-    if (comm == MPI_COMM_NULL || thread_owns(comm))
-        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return PMPI_Comm_call_errhandler(comm, MPI_ERR_COMM), MPI_ERR_COMM;
-    /* Every process learns every count, a bad one included, so that all
-     * fail alike instead of some waiting for the others. */
     thread_comm *tc = calloc(1, sizeof *tc);
-    int rc = MPI_ERR_NO_MEM;
     if (!tc)
-        return PMPI_Comm_call_errhandler(comm, rc), rc;
-    PMPI_Comm_size(comm, &tc->nprocs);
-    PMPI_Comm_rank(comm, &tc->my_proc);
-    int *threads = malloc((size_t)tc->nprocs * sizeof *threads);
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_ERR_NO_MEM;
+    PMPI_Comm_size(parent, &tc->nprocs);
+    PMPI_Comm_rank(parent, &tc->my_proc);
     tc->offset = malloc(((size_t)tc->nprocs + 1) * sizeof *tc->offset);
     tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
     tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
-    if (!threads || !tc->offset || !tc->counts || !tc->displs)
-        goto fail;
-    rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
-    if (rc != MPI_SUCCESS)
+    tc->slot = calloc((size_t)nthreads, sizeof *tc->slot);
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot)
         goto fail;
     long long total = 0;
     for (int p = 0; p < tc->nprocs; p++) {
@@ -229,17 +220,63 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
     }
     tc->offset[tc->nprocs] = (int)total;
     tc->size = (int)total;
-    tc->nthreads = num_threads;
+    tc->nthreads = nthreads;
     rc = MPI_ERR_NO_MEM;
-    tc->proc_of = malloc((size_t)tc->size * sizeof *tc->proc_of);
-    tc->slot = calloc((size_t)num_threads, sizeof *tc->slot);
-    if (!tc->proc_of || !tc->slot)
+    if (!(tc->proc_of = malloc((size_t)tc->size * sizeof *tc->proc_of)))
         goto fail;
     for (int p = 0; p < tc->nprocs; p++)
         for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
             tc->proc_of[r] = p;
-    tc->barrier.n = num_threads;
-    choose_spin(num_threads);
+    tc->barrier.n = nthreads;
+    choose_spin(nthreads);
+    if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_dup(parent, &tc->procs)) != MPI_SUCCESS)
+        goto fail;
+    PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
+    if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
+        goto fail;
+    if (!registry_add(tc)) {
+        thread_p2p_destroy(tc);
+        rc = MPI_ERR_INTERN;
+        goto fail;
+    }
+    *out = tc;
+    return MPI_SUCCESS;
+fail:
+    if (valid_comm(tc->handle))
+        PMPI_Comm_free(&tc->handle);
+    if (valid_comm(tc->wire))
+        PMPI_Comm_free(&tc->wire);
+    if (valid_comm(tc->procs))
+        PMPI_Comm_free(&tc->procs);
+    thread_comm_destroy(tc);
+    return rc;
+}
+
+/* Undoes build: collective over the processes (one thread each). */
+static void release(thread_comm *tc)
+{
+    thread_p2p_destroy(tc);
+    registry_remove(tc);
+    PMPI_Comm_free(&tc->wire);
+    /* Through shoal's entry point: its process path may hold state for it. */
+    MPI_Comm_free(&tc->procs);
+    PMPI_Comm_free(&tc->handle);
+}
+
+/* MPICH: outside parallel regions, collective over comm; every process
+ * names how many of its threads will start the new communicator. */
+int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm)
+{
+    int initialized = 0, inter = 0;
+    PMPI_Initialized(&initialized);
+    if (!initialized || !newthreadcomm)
+        return MPI_ERR_ARG;
+    if (!valid_comm(comm) || thread_owns(comm))
+        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_COMM), MPI_ERR_COMM;
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     if (provided < MPI_THREAD_MULTIPLE) {
@@ -249,30 +286,79 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
                           provided);
         thread_host_serialised = true;
     }
-    if ((rc = PMPI_Comm_dup(comm, &tc->handle)) != MPI_SUCCESS)
-        goto fail;
-    if ((rc = PMPI_Comm_dup(comm, &tc->wire)) != MPI_SUCCESS || (rc = PMPI_Comm_dup(comm, &tc->procs)) != MPI_SUCCESS)
-        goto fail;
-    PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
-    if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
-        goto fail;
-    if (!registry_add(tc)) {
-        rc = MPI_ERR_INTERN;
-        goto fail;
-    }
+    /* Every process learns every count, a bad one included, so that all
+     * fail alike instead of some waiting for the others. */
+    int nprocs = 0;
+    PMPI_Comm_size(comm, &nprocs);
+    int *threads = malloc((size_t)nprocs * sizeof *threads);
+    if (!threads)
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
+    int rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
+    thread_comm *tc = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = build(comm, threads, num_threads, &tc);
     free(threads);
+    if (rc != MPI_SUCCESS)
+        return PMPI_Comm_call_errhandler(comm, rc), rc;
     *newthreadcomm = tc->handle;
     return MPI_SUCCESS;
-fail:
-    free(threads);
-    if (tc->handle != MPI_COMM_NULL && tc->handle)
-        PMPI_Comm_free(&tc->handle);
-    if (tc->wire != MPI_COMM_NULL && tc->wire)
-        PMPI_Comm_free(&tc->wire);
-    if (tc->procs != MPI_COMM_NULL && tc->procs)
-        PMPI_Comm_free(&tc->procs);
-    thread_comm_destroy(tc);
-    return PMPI_Comm_call_errhandler(comm, rc), rc;
+}
+
+/* Adds tc at this thread's place in this thread's started list. */
+static bool add_started(const thread_comm *tc, int index)
+{
+    if (started_count == THREAD_MAX_STARTED)
+        return false;
+    started[started_count].tc = tc;
+    started[started_count].index = index;
+    started_count++;
+    return true;
+}
+
+static void drop_started(const thread_comm *tc)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc) {
+            started[i] = started[--started_count];
+            return;
+        }
+}
+
+/* MPI_Comm_dup inside the parallel region, by every thread: a thread
+ * communicator of the same ranks, started already, which MPI_Comm_free
+ * ends (as MPICH's derived thread communicators). The first thread of each
+ * process builds it; the others take it at the next meeting. */
+int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
+{
+    int self = thread_self(tc);
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_dup by a thread that has not started the thread communicator");
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    if (self == 0) {
+        int *threads = malloc((size_t)tc->nprocs * sizeof *threads);
+        if (!threads)
+            core_fatal("out of memory for %d thread counts", tc->nprocs);
+        for (int p = 0; p < tc->nprocs; p++)
+            threads[p] = tc->offset[p + 1] - tc->offset[p];
+        thread_host_lock();
+        int rc = build(tc->handle, threads, tc->nthreads, &tc->dup);
+        thread_host_unlock();
+        free(threads);
+        if (rc != MPI_SUCCESS)
+            tc->dup = NULL;
+        else
+            tc->dup->parent = tc;
+    }
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    thread_comm *dup = tc->dup;
+    if (!dup || !add_started(dup, self)) {
+        thread_barrier_wait(&tc->barrier, NULL, NULL);
+        return thread_error(tc, MPI_ERR_OTHER, "MPI_Comm_dup of a thread communicator failed");
+    }
+    *newcomm = dup->handle;
+    /* tc->dup is read by every thread before the first may dup again. */
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    return MPI_SUCCESS;
 }
 
 static void reset_arrivals(void *arg) { atomic_store(&((thread_comm *)arg)->arrivals, 0); }
@@ -306,14 +392,11 @@ int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
     if (!tc)
         return PMPI_Comm_call_errhandler(threadcomm == MPI_COMM_NULL ? MPI_COMM_WORLD : threadcomm, MPI_ERR_COMM),
                MPI_ERR_COMM;
-    int i = 0;
-    while (i < started_count && started[i].tc != tc)
-        i++;
-    if (i == started_count)
+    if (thread_self(tc) < 0)
         return thread_error(tc, MPI_ERR_OTHER, "MPIX_Threadcomm_finish by a thread that did not start it");
     /* No thread leaves while another may still send to it. */
     thread_barrier_wait(&tc->barrier, NULL, NULL);
-    started[i] = started[--started_count];
+    drop_started(tc);
     return MPI_SUCCESS;
 }
 
@@ -323,22 +406,43 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
     thread_comm *tc = threadcomm ? thread_owns(*threadcomm) : NULL;
     if (!tc)
         return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
-    thread_p2p_destroy(tc);
-    registry_remove(tc);
-    PMPI_Comm_free(&tc->wire);
-    /* Through shoal's entry point: its process path may hold state for it. */
-    MPI_Comm_free(&tc->procs);
-    PMPI_Comm_free(&tc->handle);
+    if (tc->parent)
+        return thread_error(tc, MPI_ERR_COMM, "MPIX_Threadcomm_free of a duplicate: MPI_Comm_free ends those");
+    release(tc);
     thread_comm_destroy(tc);
     *threadcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
+/* MPI_Comm_free: a duplicate, inside the region by every thread; else as
+ * MPIX_Threadcomm_free, outside it. */
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
 {
-    if (thread_self(tc) >= 0)
-        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free on a started thread communicator");
-    return MPIX_Threadcomm_free(comm);
+    int self = thread_self(tc);
+    if (!tc->parent) {
+        if (self >= 0)
+            return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free on a started thread communicator");
+        return MPIX_Threadcomm_free(comm);
+    }
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM,
+                            "MPI_Comm_free of a duplicated thread communicator by a thread outside it");
+    /* Every thread leaves tc at its barrier; the first releases it, and frees
+     * its memory once all have met again on the communicator it came from
+     * (none touches tc after leaving its barrier). */
+    thread_comm *parent = tc->parent;
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    drop_started(tc);
+    if (self == 0) {
+        thread_host_lock();
+        release(tc);
+        thread_host_unlock();
+    }
+    thread_barrier_wait(&parent->barrier, NULL, NULL);
+    if (self == 0)
+        thread_comm_destroy(tc);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
 }
 
 int thread_comm_rank(thread_comm *tc, int *rank)

@@ -56,6 +56,9 @@ struct thread_comm {
     struct thread_mailbox *box; /* per thread of this process */
     pthread_mutex_t progress_lock, out_lock;
     struct thread_outgoing *out; /* host sends still in flight */
+    /* MPI_Comm_dup inside the region: the communicator it came from, the
+     * one its first thread built */
+    struct thread_comm *parent, *dup;
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
     char *scratch[2];

@@ -266,6 +266,32 @@ static void collectives(int rank, int size)
     }
 }
 
+/* MPI_Comm_dup inside the region: the same ranks, a communicator of its
+ * own (a message on it does not meet a receive on tcomm), ended by
+ * MPI_Comm_free. */
+static void duplicate(int rank, int size)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(tcomm, &dup);
+    int dup_rank = -1, dup_size = -1;
+    MPI_Comm_rank(dup, &dup_rank);
+    MPI_Comm_size(dup, &dup_size);
+    EXPECT(dup_rank == rank && dup_size == size, "dup: rank %d size %d, expected %d %d", dup_rank, dup_size, rank,
+           size);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, on_dup = -1, on_tcomm = -1;
+    MPI_Request req;
+    MPI_Irecv(&on_tcomm, 1, MPI_INT, left, 21, tcomm, &req);
+    int mine[2] = {value(rank, 0, 21), value(rank, 1, 21)};
+    MPI_Send(&mine[0], 1, MPI_INT, right, 21, dup);
+    MPI_Send(&mine[1], 1, MPI_INT, right, 21, tcomm);
+    MPI_Recv(&on_dup, 1, MPI_INT, left, 21, dup, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    EXPECT(on_dup == value(left, 0, 21) && on_tcomm == value(left, 1, 21), "dup: got %d on dup, %d on tcomm", on_dup,
+           on_tcomm);
+    MPI_Comm_free(&dup);
+    EXPECT(dup == MPI_COMM_NULL, "MPI_Comm_free left the duplicate's handle");
+}
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -287,6 +313,7 @@ static void *thread_main(void *arg)
     order(rank, size);
     probe_and_truncate(rank, size);
     collectives(rank, size);
+    duplicate(rank, size);
     MPIX_Threadcomm_finish(tcomm);
     return NULL;
 }
