@@ -71,9 +71,8 @@ int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[],
 int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 
 /* Collectives on a thread communicator: thread_<MPI name>, with the MPI
- * function's parameters (thread_coll.c). Those shoal does not serve yet
- * return MPI_ERR_OTHER through the communicator's error handler, never
- * the host's answer for the process ranks under the handle. */
+ * function's parameters (thread_coll.c): every blocking collective but the
+ * neighbourhood ones, in both bindings. */
 #define THREAD_COLL_DECLARE(S, C, CA, DA)                                                                              \
     int thread_MPI_Bcast##S(void *buf, C count, MPI_Datatype type, int root, MPI_Comm comm);                           \
     int thread_MPI_Reduce##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, int root,            \
@@ -99,7 +98,12 @@ int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Datatype rtype, MPI_Comm comm);                                                     \
     int thread_MPI_Alltoallv##S(const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype stype,          \
                                 void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rtype,                \
-                                MPI_Comm comm);
+                                MPI_Comm comm);                                                                        \
+    int thread_MPI_Alltoallw##S(const void *sbuf, const CA scounts[], const DA sdispls[], const MPI_Datatype stypes[], \
+                                void *rbuf, const CA rcounts[], const DA rdispls[], const MPI_Datatype rtypes[],       \
+                                MPI_Comm comm);                                                                        \
+    int thread_MPI_Scan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);        \
+    int thread_MPI_Exscan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 THREAD_COLL_DECLARE(, int, int, int)
 #if MPI_VERSION >= 4

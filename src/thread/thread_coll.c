@@ -117,6 +117,33 @@ int thread_MPI_Barrier(MPI_Comm comm)
     return rc;
 }
 
+/* count elements of type from src to dst (both laid out as type says). */
+static int copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l)
+{
+    if (dst == src || !count)
+        return MPI_SUCCESS;
+    size_t n = (size_t)count * l->size;
+    if (l->dense) {
+        memcpy((char *)dst + l->lb, (const char *)src + l->lb, n);
+        return MPI_SUCCESS;
+    }
+    void *bytes = malloc(n);
+    if (!bytes)
+        return MPI_ERR_NO_MEM;
+    int rc = thread_pack(src, (size_t)count, type, l, bytes);
+    if (rc == MPI_SUCCESS)
+        rc = thread_unpack(bytes, n, dst, type, l);
+    free(bytes);
+    return rc;
+}
+
+/* Room for count elements of a layout, and where element 0 starts in it. */
+static char *alloc_elements(const thread_layout *l, MPI_Count count, void **base)
+{
+    *base = malloc(thread_span(l, (size_t)count) + 1);
+    return *base ? (char *)*base - l->lb : NULL;
+}
+
 static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, int root)
 {
     call c;
@@ -139,22 +166,9 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
     void *source = here ? tc->slot[root_self].rbuf : tc->slot[0].rbuf;
     BETWEEN_PROCESSES(&c, rc, MPI_Bcast(source, (int)count, type, root_proc, tc->procs));
     meet(&c);
-    if (buf != source && count) {
-        /* Same datatype both sides: copy its span (dense), else by packing. */
-        if (l.dense)
-            memcpy((char *)buf + l.lb, (const char *)source + l.lb, (size_t)count * l.size);
-        else {
-            size_t n = (size_t)count * l.size;
-            void *bytes = malloc(n);
-            if (!bytes)
-                core_fatal("out of memory for %zu bytes", n);
-            thread_pack(source, (size_t)count, type, &l, bytes);
-            thread_unpack(bytes, n, buf, type, &l);
-            free(bytes);
-        }
-    }
+    int copied = copy_typed(buf, source, count, type, &l);
     meet(&c); /* the source stays until every thread has copied it */
-    return rc;
+    return rc != MPI_SUCCESS ? rc : copied == MPI_SUCCESS ? MPI_SUCCESS : fail(&c, copied, "MPI_Bcast");
 }
 
 /* Folds the process's threads' inputs (slot sbuf, in rank order) into
@@ -420,16 +434,282 @@ static int alltoall(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datat
     return rc == MPI_SUCCESS ? rc : fail(&c, rc, "MPI_Alltoall");
 }
 
-static int unsupported(MPI_Comm comm, const char *name)
+/* A count or displacement array of either binding. */
+typedef struct thread_array {
+    const int *ints;
+    const MPI_Count *counts;
+    const MPI_Aint *aints;
+} thread_array;
+
+#define THREAD_INTS(p) ((thread_array){.ints = (p)})
+#define THREAD_COUNTS(p) ((thread_array){.counts = (p)})
+#define THREAD_AINTS(p) ((thread_array){.aints = (p)})
+
+static MPI_Count at(thread_array a, int i)
 {
-    thread_comm *tc = thread_comm_find(comm);
-    core_log_warn_once("%s on a thread communicator is not served by shoal yet", name);
-    return tc ? thread_error(tc, MPI_ERR_OTHER, name) : MPI_ERR_COMM;
+    return a.ints ? a.ints[i] : a.counts ? a.counts[i] : (MPI_Count)a.aints[i];
 }
 
-/* Both bindings of each collective: the served ones share one path (counts
- * of either width), the others are refused by name. */
-#define THREAD_COLL_DEFINE(S, C, CA, DA)                                                                               \
+/* The v-collectives and the scans run on the communicator's own messages
+ * (THREAD_TAG_*): between threads of a process the receiver copies from the
+ * sender's buffer, as any message does. */
+typedef struct exchange {
+    call c;
+    thread_req *reqs;
+    int n;
+} exchange;
+
+static int exchange_begin(MPI_Comm comm, exchange *x, int max)
+{
+    memset(x, 0, sizeof *x);
+    int rc = enter(comm, &x->c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    x->reqs = calloc((size_t)max, sizeof *x->reqs);
+    return x->reqs ? MPI_SUCCESS : fail(&x->c, MPI_ERR_NO_MEM, "no memory for a collective's messages");
+}
+
+static int post(exchange *x, bool send, const void *buf, MPI_Count count, MPI_Datatype type, int peer, int tag)
+{
+    if (count < 0 || count > INT_MAX)
+        return MPI_ERR_COUNT;
+    thread_req *req = &x->reqs[x->n++];
+    return send ? thread_coll_send(x->c.tc, x->c.self, buf, (int)count, type, peer, tag, req)
+                : thread_coll_recv(x->c.tc, x->c.self, (void *)buf, (int)count, type, peer, tag, req);
+}
+
+/* Waits for what was posted; posting failed with rc where it is not 0. */
+static int exchange_end(exchange *x, int rc, const char *name)
+{
+    int waited = thread_coll_wait(x->reqs, x->n);
+    free(x->reqs);
+    if (rc == MPI_SUCCESS)
+        rc = waited;
+    return rc == MPI_SUCCESS ? rc : fail(&x->c, rc, name);
+}
+
+static int extent_of(MPI_Datatype type, MPI_Aint *extent)
+{
+    thread_layout l;
+    if (!thread_layout_of(type, &l))
+        return MPI_ERR_TYPE;
+    *extent = l.extent;
+    return MPI_SUCCESS;
+}
+
+static int gatherv(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   thread_array rcounts, thread_array displs, MPI_Datatype rtype, int root)
+{
+    exchange x;
+    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(x.reqs);
+    if (root < 0 || root >= size)
+        return fail(&x.c, MPI_ERR_ROOT, "MPI_Gatherv's root");
+    if ((rc = exchange_begin(comm, &x, size + 1)) != MPI_SUCCESS)
+        return rc;
+    bool is_root = x.c.rank == root, in_place = is_root && sbuf == MPI_IN_PLACE;
+    MPI_Aint extent = 0;
+    if (is_root && (rc = extent_of(rtype, &extent)) == MPI_SUCCESS)
+        for (int r = 0; r < size && rc == MPI_SUCCESS; r++)
+            if (!(in_place && r == root))
+                rc = post(&x, false, (char *)rbuf + at(displs, r) * extent, at(rcounts, r), rtype, r,
+                          THREAD_TAG_GATHERV);
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = post(&x, true, sbuf, scount, stype, root, THREAD_TAG_GATHERV);
+    return exchange_end(&x, rc, "MPI_Gatherv");
+}
+
+static int scatterv(MPI_Comm comm, const void *sbuf, thread_array scounts, thread_array displs, MPI_Datatype stype,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root)
+{
+    exchange x;
+    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(x.reqs);
+    if (root < 0 || root >= size)
+        return fail(&x.c, MPI_ERR_ROOT, "MPI_Scatterv's root");
+    if ((rc = exchange_begin(comm, &x, size + 1)) != MPI_SUCCESS)
+        return rc;
+    bool is_root = x.c.rank == root, in_place = is_root && rbuf == MPI_IN_PLACE;
+    if (!in_place)
+        rc = post(&x, false, rbuf, rcount, rtype, root, THREAD_TAG_SCATTERV);
+    MPI_Aint extent = 0;
+    if (rc == MPI_SUCCESS && is_root && (rc = extent_of(stype, &extent)) == MPI_SUCCESS)
+        for (int r = 0; r < size && rc == MPI_SUCCESS; r++)
+            if (!(in_place && r == root))
+                rc = post(&x, true, (const char *)sbuf + at(displs, r) * extent, at(scounts, r), stype, r,
+                          THREAD_TAG_SCATTERV);
+    return exchange_end(&x, rc, "MPI_Scatterv");
+}
+
+static int allgatherv(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      thread_array rcounts, thread_array displs, MPI_Datatype rtype)
+{
+    exchange x;
+    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(x.reqs);
+    if ((rc = exchange_begin(comm, &x, 2 * size)) != MPI_SUCCESS)
+        return rc;
+    MPI_Aint extent = 0;
+    int me = x.c.rank;
+    if ((rc = extent_of(rtype, &extent)) == MPI_SUCCESS && sbuf == MPI_IN_PLACE) {
+        sbuf = (char *)rbuf + at(displs, me) * extent;
+        scount = at(rcounts, me);
+        stype = rtype;
+    } else if (rc == MPI_SUCCESS) {
+        rc = post(&x, false, (char *)rbuf + at(displs, me) * extent, at(rcounts, me), rtype, me, THREAD_TAG_ALLGATHERV);
+        if (rc == MPI_SUCCESS)
+            rc = post(&x, true, sbuf, scount, stype, me, THREAD_TAG_ALLGATHERV);
+    }
+    for (int k = 1; k < size && rc == MPI_SUCCESS; k++) {
+        int from = (me - k + size) % size, to = (me + k) % size;
+        rc = post(&x, false, (char *)rbuf + at(displs, from) * extent, at(rcounts, from), rtype, from,
+                  THREAD_TAG_ALLGATHERV);
+        if (rc == MPI_SUCCESS)
+            rc = post(&x, true, sbuf, scount, stype, to, THREAD_TAG_ALLGATHERV);
+    }
+    return exchange_end(&x, rc, "MPI_Allgatherv");
+}
+
+/* Alltoallv (types NULL: stype and rtype for every peer, displacements in
+ * extents) and alltoallw (a type per peer, displacements in bytes). */
+static int alltoallw(MPI_Comm comm, const void *sbuf, thread_array scounts, thread_array sdispls,
+                     const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf, thread_array rcounts,
+                     thread_array rdispls, const MPI_Datatype *rtypes, MPI_Datatype rtype, const char *name)
+{
+    exchange x;
+    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(x.reqs);
+    if ((rc = exchange_begin(comm, &x, 2 * size)) != MPI_SUCCESS)
+        return rc;
+    void *copy = NULL;
+    bool per_peer = rtypes != NULL;
+    MPI_Aint sunit = 1, runit = 1;
+    if (!per_peer && ((rc = extent_of(rtype, &runit)) != MPI_SUCCESS ||
+                      (sbuf != MPI_IN_PLACE && (rc = extent_of(stype, &sunit)) != MPI_SUCCESS)))
+        return exchange_end(&x, rc, name);
+    if (sbuf == MPI_IN_PLACE) {
+        /* Send from a copy of what the receive buffer holds now. */
+        size_t span = 0;
+        for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
+            thread_layout l;
+            if (!thread_layout_of(per_peer ? rtypes[r] : rtype, &l))
+                rc = MPI_ERR_TYPE;
+            else if (at(rcounts, r) > 0) {
+                size_t end = (size_t)(at(rdispls, r) * runit + l.lb) + thread_span(&l, (size_t)at(rcounts, r));
+                span = end > span ? end : span;
+            }
+        }
+        if (rc == MPI_SUCCESS && !(copy = malloc(span + 1)))
+            rc = MPI_ERR_NO_MEM;
+        if (rc == MPI_SUCCESS)
+            memcpy(copy, rbuf, span);
+        sbuf = copy;
+        scounts = rcounts;
+        sdispls = rdispls;
+        stypes = rtypes;
+        stype = rtype;
+        sunit = runit;
+    }
+    int me = x.c.rank;
+    for (int k = 0; k < size && rc == MPI_SUCCESS; k++) {
+        int from = (me - k + size) % size, to = (me + k) % size;
+        rc = post(&x, false, (char *)rbuf + at(rdispls, from) * runit, at(rcounts, from),
+                  per_peer ? rtypes[from] : rtype, from, THREAD_TAG_ALLTOALLW);
+        if (rc == MPI_SUCCESS)
+            rc = post(&x, true, (const char *)sbuf + at(sdispls, to) * sunit, at(scounts, to),
+                      per_peer ? stypes[to] : stype, to, THREAD_TAG_ALLTOALLW);
+    }
+    rc = exchange_end(&x, rc, name);
+    free(copy);
+    return rc;
+}
+
+/* Reduce_scatter and its block form: the whole reduction (in rank order),
+ * then this rank's block of it. */
+static int reduce_scatter(MPI_Comm comm, const void *sbuf, void *rbuf, thread_array rcounts, MPI_Count block,
+                          MPI_Datatype type, MPI_Op op, const char *name)
+{
+    call c;
+    int rc = enter(comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    thread_layout l;
+    if (!thread_layout_of(type, &l))
+        return fail(&c, MPI_ERR_TYPE, name);
+    int size = c.tc->size;
+    MPI_Count total = 0, first = 0;
+    for (int r = 0; r < size; r++) {
+        MPI_Count n = rcounts.ints || rcounts.counts ? at(rcounts, r) : block;
+        if (n < 0)
+            return fail(&c, MPI_ERR_COUNT, name);
+        if (r == c.rank)
+            first = total;
+        total += n;
+    }
+    MPI_Count mine = rcounts.ints || rcounts.counts ? at(rcounts, c.rank) : block;
+    void *base;
+    char *all = alloc_elements(&l, total, &base);
+    if (!all)
+        return fail(&c, MPI_ERR_NO_MEM, name);
+    rc = reduce_common(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, all, total, type, op, -1);
+    if (rc == MPI_SUCCESS)
+        rc = copy_typed(rbuf, all + first * l.extent, mine, type, &l);
+    free(base);
+    return rc;
+}
+
+/* Scan and exscan: a chain in rank order, each rank folding its
+ * predecessors' prefix with its own input. */
+static int scan(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                bool exclusive)
+{
+    const char *name = exclusive ? "MPI_Exscan" : "MPI_Scan";
+    exchange x;
+    int rc = exchange_begin(comm, &x, 2);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    thread_layout l;
+    if (!thread_layout_of(type, &l))
+        return exchange_end(&x, MPI_ERR_TYPE, name);
+    if (count < 0 || count > INT_MAX)
+        return exchange_end(&x, MPI_ERR_COUNT, name);
+    int me = x.c.rank, size = x.c.tc->size;
+    void *acc_base, *prefix_base;
+    char *acc = alloc_elements(&l, count, &acc_base), *prefix = alloc_elements(&l, count, &prefix_base);
+    if (!acc || !prefix)
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = copy_typed(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &l);
+    if (rc == MPI_SUCCESS && me > 0) {
+        rc = post(&x, false, prefix, count, type, me - 1, THREAD_TAG_SCAN);
+        if (rc == MPI_SUCCESS)
+            rc = thread_coll_wait(x.reqs, x.n);
+        x.n = 0;
+        if (rc == MPI_SUCCESS && exclusive)
+            rc = copy_typed(rbuf, prefix, count, type, &l);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Reduce_local(prefix, acc, (int)count, type, op); /* prefix op mine */
+    }
+    if (rc == MPI_SUCCESS && !exclusive)
+        rc = copy_typed(rbuf, acc, count, type, &l);
+    if (rc == MPI_SUCCESS && me + 1 < size)
+        rc = post(&x, true, acc, count, type, me + 1, THREAD_TAG_SCAN);
+    rc = exchange_end(&x, rc, name);
+    free(acc_base);
+    free(prefix_base);
+    return rc;
+}
+
+/* Both bindings of each collective: one path, counts of either width. */
+#define THREAD_COLL_DEFINE(S, C, CA, DA, CW, DW)                                                                       \
     int thread_MPI_Bcast##S(void *buf, C count, MPI_Datatype type, int root, MPI_Comm comm)                            \
     {                                                                                                                  \
         return bcast(comm, buf, count, type, root);                                                                    \
@@ -437,8 +717,7 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Reduce##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, int root,            \
                              MPI_Comm comm)                                                                            \
     {                                                                                                                  \
-        return root < 0 ? unsupported(comm, "MPI_Reduce with a negative root")                                         \
-                        : reduce_common(comm, sbuf, rbuf, count, type, op, root);                                      \
+        return reduce_common(comm, sbuf, rbuf, count, type, op, root < 0 ? -2 : root);                                 \
     }                                                                                                                  \
     int thread_MPI_Allreduce##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)    \
     {                                                                                                                  \
@@ -447,14 +726,12 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Reduce_scatter_block##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op,        \
                                            MPI_Comm comm)                                                              \
     {                                                                                                                  \
-        (void)sbuf, (void)rbuf, (void)count, (void)type, (void)op;                                                     \
-        return unsupported(comm, "MPI_Reduce_scatter_block" #S);                                                       \
+        return reduce_scatter(comm, sbuf, rbuf, (thread_array){0}, count, type, op, "MPI_Reduce_scatter_block" #S);    \
     }                                                                                                                  \
     int thread_MPI_Reduce_scatter##S(const void *sbuf, void *rbuf, const CA rcounts[], MPI_Datatype type, MPI_Op op,   \
                                      MPI_Comm comm)                                                                    \
     {                                                                                                                  \
-        (void)sbuf, (void)rbuf, (void)rcounts, (void)type, (void)op;                                                   \
-        return unsupported(comm, "MPI_Reduce_scatter" #S);                                                             \
+        return reduce_scatter(comm, sbuf, rbuf, CW(rcounts), 0, type, op, "MPI_Reduce_scatter" #S);                    \
     }                                                                                                                  \
     int thread_MPI_Gather##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount, MPI_Datatype rtype, \
                              int root, MPI_Comm comm)                                                                  \
@@ -464,8 +741,7 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Gatherv##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, const CA rcounts[],          \
                               const DA displs[], MPI_Datatype rtype, int root, MPI_Comm comm)                          \
     {                                                                                                                  \
-        (void)sbuf, (void)scount, (void)stype, (void)rbuf, (void)rcounts, (void)displs, (void)rtype, (void)root;       \
-        return unsupported(comm, "MPI_Gatherv" #S);                                                                    \
+        return gatherv(comm, sbuf, scount, stype, rbuf, CW(rcounts), DW(displs), rtype, root);                         \
     }                                                                                                                  \
     int thread_MPI_Allgather##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                  \
                                 MPI_Datatype rtype, MPI_Comm comm)                                                     \
@@ -475,8 +751,7 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Allgatherv##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, const CA rcounts[],       \
                                  const DA displs[], MPI_Datatype rtype, MPI_Comm comm)                                 \
     {                                                                                                                  \
-        (void)sbuf, (void)scount, (void)stype, (void)rbuf, (void)rcounts, (void)displs, (void)rtype;                   \
-        return unsupported(comm, "MPI_Allgatherv" #S);                                                                 \
+        return allgatherv(comm, sbuf, scount, stype, rbuf, CW(rcounts), DW(displs), rtype);                            \
     }                                                                                                                  \
     int thread_MPI_Scatter##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                    \
                               MPI_Datatype rtype, int root, MPI_Comm comm)                                             \
@@ -486,8 +761,7 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Scatterv##S(const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype stype,            \
                                void *rbuf, C rcount, MPI_Datatype rtype, int root, MPI_Comm comm)                      \
     {                                                                                                                  \
-        (void)sbuf, (void)scounts, (void)displs, (void)stype, (void)rbuf, (void)rcount, (void)rtype, (void)root;       \
-        return unsupported(comm, "MPI_Scatterv" #S);                                                                   \
+        return scatterv(comm, sbuf, CW(scounts), DW(displs), stype, rbuf, rcount, rtype, root);                        \
     }                                                                                                                  \
     int thread_MPI_Alltoall##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                   \
                                MPI_Datatype rtype, MPI_Comm comm)                                                      \
@@ -497,11 +771,26 @@ static int unsupported(MPI_Comm comm, const char *name)
     int thread_MPI_Alltoallv##S(const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype stype,          \
                                 void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rtype, MPI_Comm comm) \
     {                                                                                                                  \
-        (void)sbuf, (void)scounts, (void)sdispls, (void)stype, (void)rbuf, (void)rcounts, (void)rdispls, (void)rtype;  \
-        return unsupported(comm, "MPI_Alltoallv" #S);                                                                  \
+        return alltoallw(comm, sbuf, CW(scounts), DW(sdispls), NULL, stype, rbuf, CW(rcounts), DW(rdispls), NULL,      \
+                         rtype, "MPI_Alltoallv" #S);                                                                   \
+    }                                                                                                                  \
+    int thread_MPI_Alltoallw##S(const void *sbuf, const CA scounts[], const DA sdispls[], const MPI_Datatype stypes[], \
+                                void *rbuf, const CA rcounts[], const DA rdispls[], const MPI_Datatype rtypes[],       \
+                                MPI_Comm comm)                                                                         \
+    {                                                                                                                  \
+        return alltoallw(comm, sbuf, CW(scounts), DW(sdispls), stypes, MPI_DATATYPE_NULL, rbuf, CW(rcounts),           \
+                         DW(rdispls), rtypes, MPI_DATATYPE_NULL, "MPI_Alltoallw" #S);                                  \
+    }                                                                                                                  \
+    int thread_MPI_Scan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)         \
+    {                                                                                                                  \
+        return scan(comm, sbuf, rbuf, count, type, op, false);                                                         \
+    }                                                                                                                  \
+    int thread_MPI_Exscan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)       \
+    {                                                                                                                  \
+        return scan(comm, sbuf, rbuf, count, type, op, true);                                                          \
     }
 
-THREAD_COLL_DEFINE(, int, int, int)
+THREAD_COLL_DEFINE(, int, int, int, THREAD_INTS, THREAD_INTS)
 #if MPI_VERSION >= 4
-THREAD_COLL_DEFINE(_c, MPI_Count, MPI_Count, MPI_Aint)
+THREAD_COLL_DEFINE(_c, MPI_Count, MPI_Count, MPI_Aint, THREAD_COUNTS, THREAD_AINTS)
 #endif

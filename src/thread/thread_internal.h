@@ -102,6 +102,26 @@ static inline void thread_host_unlock(void)
         pthread_mutex_unlock(&thread_host_mutex);
 }
 
+/* A send or receive in progress (thread_p2p.c). */
+typedef struct thread_req {
+    struct thread_req *next; /* in a posted queue */
+    thread_comm *tc;
+    _Atomic int done;
+    bool is_recv;
+    /* a receive: where, and what it takes */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    thread_layout layout;
+    int source, tag;
+    /* its outcome */
+    int got_source, got_tag, error;
+    size_t got_bytes;
+    /* handed to the user */
+    MPI_Request handle;
+    struct thread_req *registry_next;
+} thread_req;
+
 /* Point-to-point state of a communicator (thread_p2p.c). */
 int thread_p2p_create(thread_comm *tc);
 /* Waits until every host send of tc is done and every process is there
@@ -109,5 +129,22 @@ int thread_p2p_create(thread_comm *tc);
 void thread_p2p_destroy(thread_comm *tc);
 /* Moves what the host has for tc's threads into their mailboxes. */
 void thread_progress(thread_comm *tc);
+
+/* The collectives' own messages, on tags below the user's (THREAD_TAG_*),
+ * which MPI_ANY_TAG never takes: start a send or receive in req (zeroed),
+ * then wait for n of them (the first receive's error). */
+enum {
+    THREAD_TAG_GATHERV = -1001,
+    THREAD_TAG_SCATTERV,
+    THREAD_TAG_ALLGATHERV,
+    THREAD_TAG_ALLTOALLV,
+    THREAD_TAG_ALLTOALLW,
+    THREAD_TAG_SCAN
+};
+int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     thread_req *req);
+int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,
+                     thread_req *req);
+int thread_coll_wait(thread_req *reqs, int n);
 
 #endif

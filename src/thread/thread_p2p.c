@@ -37,25 +37,6 @@ enum { WIRE_SYNC = 1 };
 
 _Atomic int thread_requests_live;
 
-typedef struct thread_req {
-    struct thread_req *next; /* in a posted queue */
-    thread_comm *tc;
-    _Atomic int done;
-    bool is_recv;
-    /* a receive: where, and what it takes */
-    void *buf;
-    int count;
-    MPI_Datatype type;
-    thread_layout layout;
-    int source, tag;
-    /* its outcome */
-    int got_source, got_tag, error;
-    size_t got_bytes;
-    /* handed to the user */
-    MPI_Request handle;
-    struct thread_req *registry_next;
-} thread_req;
-
 /* A message no receive has taken yet. */
 typedef struct thread_msg {
     struct thread_msg *next;
@@ -102,9 +83,18 @@ int thread_p2p_create(thread_comm *tc)
     return MPI_SUCCESS;
 }
 
+/* MPI_ANY_TAG takes the user's tags only, never the collectives' own
+ * (negative, THREAD_TAG_*). */
 static bool matches(int want_source, int want_tag, int source, int tag)
 {
-    return (want_source == MPI_ANY_SOURCE || want_source == source) && (want_tag == MPI_ANY_TAG || want_tag == tag);
+    return (want_source == MPI_ANY_SOURCE || want_source == source) &&
+           (want_tag == MPI_ANY_TAG ? tag >= 0 : want_tag == tag);
+}
+
+/* The user's tags: not negative, MPI_ANY_TAG where a receive may take it. */
+static int check_tag(int tag, bool any_allowed)
+{
+    return tag >= 0 || (any_allowed && tag == MPI_ANY_TAG) ? MPI_SUCCESS : MPI_ERR_TAG;
 }
 
 static void status_fill(MPI_Status *status, int source, int tag, size_t bytes, int error)
@@ -296,8 +286,6 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
         return MPI_ERR_COUNT;
     if (!thread_layout_of(type, &l))
         return MPI_ERR_TYPE;
-    if (tag < 0)
-        return MPI_ERR_TAG;
     if (check_rank(tc, dest, false) != MPI_SUCCESS)
         return MPI_ERR_RANK;
     if (dest == MPI_PROC_NULL) {
@@ -372,8 +360,6 @@ static int recv_start(thread_comm *tc, int self, void *buf, int count, MPI_Datat
         return MPI_ERR_COUNT;
     if (!thread_layout_of(type, &req->layout))
         return MPI_ERR_TYPE;
-    if (tag < 0 && tag != MPI_ANY_TAG)
-        return MPI_ERR_TAG;
     if (check_rank(tc, source, true) != MPI_SUCCESS)
         return MPI_ERR_RANK;
     req->buf = buf;
@@ -427,7 +413,9 @@ int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, 
     if (self < 0)
         return MPI_ERR_COMM;
     thread_req req = {0};
-    int rc = send_start(tc, self, buf, count, type, dest, tag, sync, &req);
+    int rc = check_tag(tag, false);
+    if (rc == MPI_SUCCESS)
+        rc = send_start(tc, self, buf, count, type, dest, tag, sync, &req);
     if (rc != MPI_SUCCESS)
         return thread_error(tc, rc, "a send's arguments");
     wait_req(&req);
@@ -440,7 +428,9 @@ int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int so
     if (self < 0)
         return MPI_ERR_COMM;
     thread_req req = {0};
-    int rc = recv_start(tc, self, buf, count, type, source, tag, &req);
+    int rc = check_tag(tag, true);
+    if (rc == MPI_SUCCESS)
+        rc = recv_start(tc, self, buf, count, type, source, tag, &req);
     if (rc != MPI_SUCCESS)
         return thread_error(tc, rc, "a receive's arguments");
     wait_req(&req);
@@ -457,6 +447,8 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
     if (self < 0)
         return MPI_ERR_COMM;
     thread_req send = {0}, recv = {0};
+    if (check_tag(stag, false) != MPI_SUCCESS || check_tag(rtag, true) != MPI_SUCCESS)
+        return thread_error(tc, MPI_ERR_TAG, "a tag");
     int rc = recv_start(tc, self, rbuf, rcount, rtype, source, rtag, &recv);
     if (rc != MPI_SUCCESS)
         return thread_error(tc, rc, "a receive's arguments");
@@ -565,7 +557,9 @@ int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type,
     thread_req *req = calloc(1, sizeof *req);
     if (!req)
         return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
-    int rc = send_start(tc, self, buf, count, type, dest, tag, sync, req);
+    int rc = check_tag(tag, false);
+    if (rc == MPI_SUCCESS)
+        rc = send_start(tc, self, buf, count, type, dest, tag, sync, req);
     if (rc == MPI_SUCCESS)
         rc = hand_out(req, request);
     if (rc != MPI_SUCCESS) {
@@ -583,7 +577,9 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
     thread_req *req = calloc(1, sizeof *req);
     if (!req)
         return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
-    int rc = recv_start(tc, self, buf, count, type, source, tag, req);
+    int rc = check_tag(tag, true);
+    if (rc == MPI_SUCCESS)
+        rc = recv_start(tc, self, buf, count, type, source, tag, req);
     if (rc != MPI_SUCCESS) {
         free(req);
         return thread_error(tc, rc, "a receive's arguments");
@@ -832,4 +828,27 @@ void thread_p2p_destroy(thread_comm *tc)
     pthread_mutex_destroy(&tc->progress_lock);
     pthread_mutex_destroy(&tc->out_lock);
     free(tc->box);
+}
+
+int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     thread_req *req)
+{
+    return send_start(tc, self, buf, count, type, dest, tag, false, req);
+}
+
+int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,
+                     thread_req *req)
+{
+    return recv_start(tc, self, buf, count, type, source, tag, req);
+}
+
+int thread_coll_wait(thread_req *reqs, int n)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        wait_req(&reqs[i]);
+        if (reqs[i].is_recv && reqs[i].error != MPI_SUCCESS && rc == MPI_SUCCESS)
+            rc = reqs[i].error;
+    }
+    return rc;
 }

@@ -266,6 +266,106 @@ static void collectives(int rank, int size)
     }
 }
 
+/* The v-collectives (rank r's block has r % 3 + 1 ints, blocks laid out
+ * backwards with a gap), reduce_scatter, scans, alltoallw. */
+static void more_collectives(int rank, int size)
+{
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size), total = 0;
+    for (int r = size - 1; r >= 0; r--) {
+        counts[r] = r % 3 + 1;
+        displs[r] = total;
+        total += counts[r] + 1;
+    }
+    int *a = malloc(sizeof(int) * (total + 4 * size)), *b = malloc(sizeof(int) * (total + 4 * size));
+    int mine = counts[rank], out[4];
+    for (int i = 0; i < mine; i++)
+        out[i] = value(rank, i, 31);
+    for (int root = 0; root<size; root += size> 2 ? size - 1 : 1) {
+        for (int i = 0; i < total; i++)
+            b[i] = -7;
+        MPI_Gatherv(out, mine, MPI_INT, b, counts, displs, MPI_INT, root, tcomm);
+        if (rank == root)
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < counts[r]; i++)
+                    EXPECT(b[displs[r] + i] == value(r, i, 31), "gatherv root %d from %d [%d]", root, r, i);
+        if (rank == root)
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < counts[r]; i++)
+                    a[displs[r] + i] = value(r, i, 32);
+        int in[4] = {-1, -1, -1, -1};
+        MPI_Scatterv(a, counts, displs, MPI_INT, in, mine, MPI_INT, root, tcomm);
+        for (int i = 0; i < mine; i++)
+            EXPECT(in[i] == value(rank, i, 32), "scatterv root %d [%d]=%d", root, i, in[i]);
+    }
+    for (int i = 0; i < total; i++)
+        b[i] = -7;
+    MPI_Allgatherv(out, mine, MPI_INT, b, counts, displs, MPI_INT, tcomm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            EXPECT(b[displs[r] + i] == value(r, i, 31), "allgatherv from %d [%d]", r, i);
+    /* alltoallv: rank r sends (to + 1) ints to rank `to`; alltoallw the same
+     * with byte displacements. */
+    int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size), *rc = malloc(sizeof(int) * size),
+        *rd = malloc(sizeof(int) * size), *sdb = malloc(sizeof(int) * size), *rdb = malloc(sizeof(int) * size);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * size);
+    int stotal = 0, rtotal = 0;
+    for (int r = 0; r < size; r++) {
+        sc[r] = r + 1;
+        sd[r] = stotal;
+        stotal += sc[r];
+        rc[r] = rank + 1;
+        rd[r] = rtotal;
+        rtotal += rc[r];
+        sdb[r] = sd[r] * (int)sizeof(int);
+        rdb[r] = rd[r] * (int)sizeof(int);
+        types[r] = MPI_INT;
+    }
+    int *s2 = malloc(sizeof(int) * stotal), *r2 = malloc(sizeof(int) * rtotal);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < sc[r]; i++)
+            s2[sd[r] + i] = value(rank, r * 10 + i, 33);
+    for (int w = 0; w < 2; w++) {
+        for (int i = 0; i < rtotal; i++)
+            r2[i] = -1;
+        if (w)
+            MPI_Alltoallw(s2, sc, sdb, types, r2, rc, rdb, types, tcomm);
+        else
+            MPI_Alltoallv(s2, sc, sd, MPI_INT, r2, rc, rd, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < rc[r]; i++)
+                EXPECT(r2[rd[r] + i] == value(r, rank * 10 + i, 33), "alltoall%c from %d [%d]", w ? 'w' : 'v', r, i);
+    }
+    /* reduce_scatter(_block): element j of the whole vector sums value(r, j) over r. */
+    for (int i = 0; i < 2 * size; i++)
+        a[i] = value(rank, i, 34) % 1000;
+    int got[2] = {-1, -1};
+    MPI_Reduce_scatter_block(a, got, 2, MPI_INT, MPI_SUM, tcomm);
+    for (int i = 0; i < 2; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, rank * 2 + i, 34) % 1000;
+        EXPECT(got[i] == sum, "reduce_scatter_block [%d]=%d, expected %d", i, got[i], sum);
+    }
+    int first = 0;
+    for (int r = 0; r < rank; r++)
+        first += counts[r];
+    MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, tcomm);
+    for (int i = 0; i < mine; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, first + i, 34) % 1000;
+        EXPECT(b[i] == sum, "reduce_scatter [%d]=%d, expected %d", i, b[i], sum);
+    }
+    /* scan and exscan of rank + 1 */
+    int x = rank + 1, inclusive = -1, exclusive = -1;
+    MPI_Scan(&x, &inclusive, 1, MPI_INT, MPI_SUM, tcomm);
+    MPI_Exscan(&x, &exclusive, 1, MPI_INT, MPI_SUM, tcomm);
+    EXPECT(inclusive == (rank + 1) * (rank + 2) / 2, "scan %d", inclusive);
+    EXPECT(rank == 0 || exclusive == rank * (rank + 1) / 2, "exscan %d", exclusive);
+    free(counts), free(displs), free(a), free(b), free(sc), free(sd), free(rc), free(rd), free(sdb), free(rdb);
+    free(types), free(s2), free(r2);
+}
+
 /* MPI_Comm_dup inside the region: the same ranks, a communicator of its
  * own (a message on it does not meet a receive on tcomm), ended by
  * MPI_Comm_free. */
@@ -313,6 +413,7 @@ static void *thread_main(void *arg)
     order(rank, size);
     probe_and_truncate(rank, size);
     collectives(rank, size);
+    more_collectives(rank, size);
     duplicate(rank, size);
     MPIX_Threadcomm_finish(tcomm);
     return NULL;
