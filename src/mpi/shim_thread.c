@@ -28,6 +28,24 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup(comm, newcomm);
 }
 
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_set_attr(tc, keyval, value) : PMPI_Comm_set_attr(comm, keyval, value);
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_get_attr(tc, keyval, value, flag) : PMPI_Comm_get_attr(comm, keyval, value, flag);
+}
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_delete_attr(tc, keyval) : PMPI_Comm_delete_attr(comm, keyval);
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     thread_comm *tc = thread_owns(comm);

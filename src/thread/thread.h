@@ -49,6 +49,10 @@ int thread_comm_rank(thread_comm *tc, int *rank);
 int thread_comm_size(thread_comm *tc, int *size);
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
+/* Attributes: a started thread's own, as MPICH keeps them. */
+int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
+int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);
+int thread_comm_delete_attr(thread_comm *tc, int keyval);
 
 /* Point-to-point, with MPI's semantics; sync: MPI_Ssend's completion. */
 int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync);

@@ -66,6 +66,7 @@ static void registry_remove(thread_comm *tc)
 static _Thread_local struct {
     const thread_comm *tc;
     int index;
+    MPI_Comm attributes; /* this thread's attributes on tc, or 0 */
 } started[THREAD_MAX_STARTED];
 static _Thread_local int started_count;
 
@@ -311,17 +312,82 @@ static bool add_started(const thread_comm *tc, int index)
         return false;
     started[started_count].tc = tc;
     started[started_count].index = index;
+    started[started_count].attributes = 0;
     started_count++;
     return true;
 }
+
+/* Each thread's attributes on a thread communicator (MPICH keeps them per
+ * thread) live on a host communicator of its own, a duplicate of
+ * MPI_COMM_SELF made at its first MPI_Comm_set_attr; freeing it at finish
+ * runs the keyvals' delete functions, as MPICH's finish does. Duplicating
+ * and freeing one communicator are collective calls on it, so threads take
+ * turns. */
+static pthread_mutex_t attributes_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void drop_started(const thread_comm *tc)
 {
     for (int i = 0; i < started_count; i++)
         if (started[i].tc == tc) {
+            if (started[i].attributes) {
+                pthread_mutex_lock(&attributes_mutex);
+                thread_host_lock();
+                PMPI_Comm_free(&started[i].attributes);
+                thread_host_unlock();
+                pthread_mutex_unlock(&attributes_mutex);
+            }
             started[i] = started[--started_count];
             return;
         }
+}
+
+/* This thread's attribute communicator on tc (made if `make`), or 0. */
+static MPI_Comm thread_attributes(const thread_comm *tc, bool make)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc) {
+            if (!started[i].attributes && make) {
+                pthread_mutex_lock(&attributes_mutex);
+                thread_host_lock();
+                if (PMPI_Comm_dup(MPI_COMM_SELF, &started[i].attributes) != MPI_SUCCESS)
+                    started[i].attributes = 0;
+                thread_host_unlock();
+                pthread_mutex_unlock(&attributes_mutex);
+            }
+            return started[i].attributes;
+        }
+    return 0;
+}
+
+/* A started thread's attributes are its own; others' calls, and keys this
+ * thread has not set (the predefined ones, those set outside the region),
+ * reach the handle. */
+int thread_comm_set_attr(thread_comm *tc, int keyval, void *value)
+{
+    MPI_Comm mine = thread_attributes(tc, true);
+    return PMPI_Comm_set_attr(mine ? mine : tc->handle, keyval, value);
+}
+
+int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag)
+{
+    MPI_Comm mine = thread_attributes(tc, false);
+    int rc = MPI_SUCCESS;
+    *flag = 0;
+    if (mine)
+        rc = PMPI_Comm_get_attr(mine, keyval, value, flag);
+    if (rc == MPI_SUCCESS && !*flag)
+        rc = PMPI_Comm_get_attr(tc->handle, keyval, value, flag);
+    return rc;
+}
+
+int thread_comm_delete_attr(thread_comm *tc, int keyval)
+{
+    MPI_Comm mine = thread_attributes(tc, false);
+    void *value;
+    int flag = 0;
+    if (mine && PMPI_Comm_get_attr(mine, keyval, &value, &flag) == MPI_SUCCESS && flag)
+        return PMPI_Comm_delete_attr(mine, keyval);
+    return PMPI_Comm_delete_attr(tc->handle, keyval);
 }
 
 /* MPI_Comm_dup inside the parallel region, by every thread: a thread

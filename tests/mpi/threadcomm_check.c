@@ -392,6 +392,31 @@ static void duplicate(int rank, int size)
     EXPECT(dup == MPI_COMM_NULL, "MPI_Comm_free left the duplicate's handle");
 }
 
+/* Attributes are each thread's own (as MPICH keeps them); finish runs the
+ * delete function once per thread that set one. */
+static int key = MPI_KEYVAL_INVALID;
+static _Atomic int deleted;
+
+static int count_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    atomic_fetch_add(&deleted, 1);
+    return MPI_SUCCESS;
+}
+
+static void attributes(int rank)
+{
+    static int values[64];
+    values[rank % 64] = rank;
+    MPI_Comm_set_attr(tcomm, key, &values[rank % 64]);
+    MPI_Barrier(tcomm); /* every thread has set its own before any reads */
+    int *mine = NULL, flag = 0, *tag_ub = NULL;
+    MPI_Comm_get_attr(tcomm, key, &mine, &flag);
+    EXPECT(flag && mine == &values[rank % 64], "attribute: rank %d reads another's value", rank);
+    MPI_Comm_get_attr(tcomm, MPI_TAG_UB, &tag_ub, &flag);
+    EXPECT(flag && *tag_ub >= 32767, "MPI_TAG_UB on a thread communicator");
+}
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -415,6 +440,7 @@ static void *thread_main(void *arg)
     collectives(rank, size);
     more_collectives(rank, size);
     duplicate(rank, size);
+    attributes(rank);
     MPIX_Threadcomm_finish(tcomm);
     return NULL;
 }
@@ -444,6 +470,7 @@ int main(int argc, char **argv)
         first_rank[p + 1] = first_rank[p] + each[p];
     total_ranks = first_rank[world_size];
     pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &key, NULL);
     for (int loop = 0; loop < loops; loop++) {
         if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
             CHECK_FATAL("MPIX_Threadcomm_init failed");
@@ -454,12 +481,15 @@ int main(int argc, char **argv)
             pthread_join(ids[t], NULL);
         MPIX_Threadcomm_free(&tcomm);
         EXPECT(tcomm == MPI_COMM_NULL, "MPIX_Threadcomm_free left the handle");
+        int ran = atomic_exchange(&deleted, 0);
+        EXPECT(ran == threads_here, "the attributes' delete function ran %d times, not %d", ran, threads_here);
     }
     long mine = atomic_load(&failures), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (world_rank == 0)
         printf("threadcomm_check: %d processes, %d ranks, %d loops: %s (%ld failures)\n", world_size, total_ranks,
                loops, all ? "FAILED" : "ok", all);
+    MPI_Comm_free_keyval(&key);
     free(ids);
     free(each);
     free(first_rank);
