@@ -89,14 +89,18 @@ static void meet(call *c) { thread_barrier_wait(&c->tc->barrier, NULL, NULL); }
     } while (0)
 
 /* Counts of whole-process block runs for the v-collectives between
- * processes: process p holds threads(p) blocks of `block` bytes. */
-static bool process_blocks(thread_comm *tc, size_t block, size_t per_thread_blocks)
+ * processes: process p holds threads(p) x per_thread_blocks blocks of
+ * `block` bytes. False where they pass an int; written (by the first
+ * thread only) where `write`. */
+static bool process_blocks(thread_comm *tc, size_t block, size_t per_thread_blocks, bool write)
 {
     for (int p = 0; p < tc->nprocs; p++) {
         size_t count = (size_t)(tc->offset[p + 1] - tc->offset[p]) * per_thread_blocks * block;
         size_t displ = (size_t)tc->offset[p] * per_thread_blocks * block;
         if (count > INT_MAX || displ > INT_MAX)
             return false;
+        if (!write)
+            continue;
         tc->counts[p] = (int)count;
         tc->displs[p] = (int)displ;
     }
@@ -272,7 +276,7 @@ static int allgather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Data
     if (sbuf != MPI_IN_PLACE &&
         (rc = check_blocks(&c, scount, stype, &sl, &(size_t){0}, "MPI_Allgather")) != MPI_SUCCESS)
         return rc;
-    if (!process_blocks(tc, block, 1))
+    if (!process_blocks(tc, block, 1, false))
         return fail(&c, MPI_ERR_COUNT, "MPI_Allgather: more than 2 GiB between processes");
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
     meet_with(&c, sbuf, rbuf);
@@ -282,6 +286,8 @@ static int allgather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Data
     else
         pack_block(sbuf, scount, stype, &sl, all + c.rank * block);
     meet(&c);
+    if (c.spread && c.leader)
+        process_blocks(tc, block, 1, true);
     BETWEEN_PROCESSES(&c, rc,
                       MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, tc->counts, tc->displs, MPI_BYTE, tc->procs));
     meet(&c);
@@ -318,7 +324,7 @@ static int gather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatyp
     meet(&c);
     int root_proc = tc->proc_of[root];
     if (c.spread && c.leader) {
-        if (!process_blocks(tc, block, 1))
+        if (!process_blocks(tc, block, 1, true))
             rc = MPI_ERR_COUNT;
         else
             BETWEEN_PROCESSES(&c, rc,
@@ -361,7 +367,7 @@ static int scatter(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
     meet(&c);
     int root_proc = tc->proc_of[root];
     if (c.spread && c.leader) {
-        if (!process_blocks(tc, block, 1))
+        if (!process_blocks(tc, block, 1, true))
             rc = MPI_ERR_COUNT;
         else
             BETWEEN_PROCESSES(&c, rc,
@@ -416,7 +422,7 @@ static int alltoall(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datat
     }
     meet(&c);
     if (c.spread && c.leader) {
-        if (!process_blocks(tc, block, (size_t)n))
+        if (!process_blocks(tc, block, (size_t)n, true))
             rc = MPI_ERR_COUNT;
         else {
             /* What goes to p is n threads x p's threads blocks at n x offset[p];

@@ -88,21 +88,21 @@ int thread_error(const thread_comm *tc, int code, const char *what)
 /* Polls before a waiting thread yields: many where each of a process's
  * threads may have a core of its own, a few where they take turns on cores
  * (as under a launcher that binds each process to one core). */
-static unsigned spin_limit = 2048;
+static _Atomic unsigned spin_limit = 2048;
 
 static void choose_spin(int threads)
 {
     cpu_set_t mask;
     int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : core_cpu_count();
-    spin_limit = cores >= threads ? 2048 : 16;
+    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 16u, memory_order_relaxed);
 }
 
 void thread_pause(unsigned *spins)
 {
-    unsigned n = (*spins)++;
-    if (n < spin_limit)
+    unsigned n = (*spins)++, limit = atomic_load_explicit(&spin_limit, memory_order_relaxed);
+    if (n < limit)
         core_cpu_relax();
-    else if (n < spin_limit + 20000)
+    else if (n < limit + 20000)
         sched_yield();
     else
         nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
