@@ -44,6 +44,15 @@ static int enter(MPI_Comm comm, call *c)
     return MPI_SUCCESS;
 }
 
+/* enter, for a collective with a root, which must be a rank of comm. */
+static int enter_rooted(MPI_Comm comm, call *c, int root, const char *name)
+{
+    int rc = enter(comm, c);
+    if (rc == MPI_SUCCESS && (root < 0 || root >= c->tc->size))
+        rc = thread_error(c->tc, MPI_ERR_ROOT, name);
+    return rc;
+}
+
 /* The last thread to arrive grows the scratch buffers to what any asked. */
 static void grow_scratch(void *arg)
 {
@@ -151,13 +160,11 @@ static char *alloc_elements(const thread_layout *l, MPI_Count count, void **base
 static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, int root)
 {
     call c;
-    int rc = enter(comm, &c);
+    int rc = enter_rooted(comm, &c, root, "MPI_Bcast's root");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
     thread_layout l;
-    if (root < 0 || root >= tc->size)
-        return fail(&c, MPI_ERR_ROOT, "MPI_Bcast's root");
     if (count < 0 || count > INT_MAX)
         return fail(&c, MPI_ERR_COUNT, "MPI_Bcast's count");
     if (!thread_layout_of(type, &l))
@@ -300,12 +307,10 @@ static int gather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatyp
                   MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter(comm, &c);
+    int rc = enter_rooted(comm, &c, root, "MPI_Gather's root");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    if (root < 0 || root >= tc->size)
-        return fail(&c, MPI_ERR_ROOT, "MPI_Gather's root");
     bool is_root = root == c.rank;
     thread_layout sl, rl;
     size_t block = 0;
@@ -345,12 +350,10 @@ static int scatter(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
                    MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter(comm, &c);
+    int rc = enter_rooted(comm, &c, root, "MPI_Scatter's root");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    if (root < 0 || root >= tc->size)
-        return fail(&c, MPI_ERR_ROOT, "MPI_Scatter's root");
     bool is_root = root == c.rank, in_place = is_root && rbuf == MPI_IN_PLACE;
     thread_layout sl, rl;
     size_t block = 0;
@@ -459,19 +462,22 @@ static MPI_Count at(thread_array a, int i)
 /* The v-collectives and the scans run on the communicator's own messages
  * (THREAD_TAG_*): between threads of a process the receiver copies from the
  * sender's buffer, as any message does. */
+#define NO_ROOT (-1)
+
 typedef struct exchange {
     call c;
     thread_req *reqs;
     int n;
 } exchange;
 
-static int exchange_begin(MPI_Comm comm, exchange *x, int max)
+/* Room for per_rank messages per rank of comm, and two more. */
+static int exchange_begin(MPI_Comm comm, exchange *x, int per_rank, int root, const char *name)
 {
     memset(x, 0, sizeof *x);
-    int rc = enter(comm, &x->c);
+    int rc = root == NO_ROOT ? enter(comm, &x->c) : enter_rooted(comm, &x->c, root, name);
     if (rc != MPI_SUCCESS)
         return rc;
-    x->reqs = calloc((size_t)max, sizeof *x->reqs);
+    x->reqs = calloc((size_t)per_rank * (size_t)x->c.tc->size + 2, sizeof *x->reqs);
     return x->reqs ? MPI_SUCCESS : fail(&x->c, MPI_ERR_NO_MEM, "no memory for a collective's messages");
 }
 
@@ -507,14 +513,10 @@ static int gatherv(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
                    thread_array rcounts, thread_array displs, MPI_Datatype rtype, int root)
 {
     exchange x;
-    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    int rc = exchange_begin(comm, &x, 1, root, "MPI_Gatherv's root");
     if (rc != MPI_SUCCESS)
         return rc;
-    free(x.reqs);
-    if (root < 0 || root >= size)
-        return fail(&x.c, MPI_ERR_ROOT, "MPI_Gatherv's root");
-    if ((rc = exchange_begin(comm, &x, size + 1)) != MPI_SUCCESS)
-        return rc;
+    int size = x.c.tc->size;
     bool is_root = x.c.rank == root, in_place = is_root && sbuf == MPI_IN_PLACE;
     MPI_Aint extent = 0;
     if (is_root && (rc = extent_of(rtype, &extent)) == MPI_SUCCESS)
@@ -531,14 +533,10 @@ static int scatterv(MPI_Comm comm, const void *sbuf, thread_array scounts, threa
                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root)
 {
     exchange x;
-    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    int rc = exchange_begin(comm, &x, 1, root, "MPI_Scatterv's root");
     if (rc != MPI_SUCCESS)
         return rc;
-    free(x.reqs);
-    if (root < 0 || root >= size)
-        return fail(&x.c, MPI_ERR_ROOT, "MPI_Scatterv's root");
-    if ((rc = exchange_begin(comm, &x, size + 1)) != MPI_SUCCESS)
-        return rc;
+    int size = x.c.tc->size;
     bool is_root = x.c.rank == root, in_place = is_root && rbuf == MPI_IN_PLACE;
     if (!in_place)
         rc = post(&x, false, rbuf, rcount, rtype, root, THREAD_TAG_SCATTERV);
@@ -555,12 +553,10 @@ static int allgatherv(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dat
                       thread_array rcounts, thread_array displs, MPI_Datatype rtype)
 {
     exchange x;
-    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    int rc = exchange_begin(comm, &x, 2, NO_ROOT, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
-    free(x.reqs);
-    if ((rc = exchange_begin(comm, &x, 2 * size)) != MPI_SUCCESS)
-        return rc;
+    int size = x.c.tc->size;
     MPI_Aint extent = 0;
     int me = x.c.rank;
     if ((rc = extent_of(rtype, &extent)) == MPI_SUCCESS && sbuf == MPI_IN_PLACE) {
@@ -589,12 +585,10 @@ static int alltoallw(MPI_Comm comm, const void *sbuf, thread_array scounts, thre
                      thread_array rdispls, const MPI_Datatype *rtypes, MPI_Datatype rtype, const char *name)
 {
     exchange x;
-    int rc = exchange_begin(comm, &x, 0), size = x.c.tc ? x.c.tc->size : 0;
+    int rc = exchange_begin(comm, &x, 2, NO_ROOT, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
-    free(x.reqs);
-    if ((rc = exchange_begin(comm, &x, 2 * size)) != MPI_SUCCESS)
-        return rc;
+    int size = x.c.tc->size;
     void *copy = NULL;
     bool per_peer = rtypes != NULL;
     MPI_Aint sunit = 1, runit = 1;
@@ -679,7 +673,7 @@ static int scan(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count count, MP
 {
     const char *name = exclusive ? "MPI_Exscan" : "MPI_Scan";
     exchange x;
-    int rc = exchange_begin(comm, &x, 2);
+    int rc = exchange_begin(comm, &x, 0, NO_ROOT, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
     thread_layout l;
