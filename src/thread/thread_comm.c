@@ -24,11 +24,13 @@ pthread_mutex_t thread_host_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
  * that a lookup needs no lock; they change only outside parallel regions. */
 #define THREAD_MAX_COMMS 64
 static _Atomic(thread_comm *) registry[THREAD_MAX_COMMS];
+static _Atomic int registry_used; /* slots ever used: lookups look no further */
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 thread_comm *thread_comm_find(MPI_Comm comm)
 {
-    for (int i = 0; i < THREAD_MAX_COMMS; i++) {
+    int used = atomic_load_explicit(&registry_used, memory_order_acquire);
+    for (int i = 0; i < used; i++) {
         thread_comm *tc = atomic_load_explicit(&registry[i], memory_order_acquire);
         if (tc && tc->handle == comm)
             return tc;
@@ -42,6 +44,8 @@ static bool registry_add(thread_comm *tc)
     for (int i = 0; i < THREAD_MAX_COMMS; i++)
         if (!atomic_load_explicit(&registry[i], memory_order_relaxed)) {
             atomic_store_explicit(&registry[i], tc, memory_order_release);
+            if (atomic_load_explicit(&registry_used, memory_order_relaxed) <= i)
+                atomic_store_explicit(&registry_used, i + 1, memory_order_release);
             atomic_fetch_add(&thread_comms_live, 1);
             pthread_mutex_unlock(&registry_mutex);
             return true;

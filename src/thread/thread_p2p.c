@@ -176,39 +176,92 @@ static void complete_recv(thread_req *req, const thread_msg *m)
     atomic_store_explicit(&req->done, 1, memory_order_release);
 }
 
-/* Hands a message to thread rank dest's mailbox: to its first matching
- * posted receive, else (copied, if m is on the caller's stack) to the end
- * of its unexpected queue. */
-static void deliver(thread_comm *tc, int dest_index, thread_msg *m, bool on_stack)
+/* The first receive posted in box that takes a message of source and tag,
+ * unlinked; NULL if none. The caller holds box->lock. */
+static thread_req *take_posted(thread_mailbox *box, int source, int tag)
 {
-    thread_mailbox *box = &tc->box[dest_index];
-    pthread_mutex_lock(&box->lock);
     thread_req **at = &box->posted;
-    while (*at && !matches((*at)->source, (*at)->tag, m->source, m->tag))
+    while (*at && !matches((*at)->source, (*at)->tag, source, tag))
         at = &(*at)->next;
     thread_req *req = *at;
     if (req) {
         *at = req->next;
         if (!*at)
             box->posted_tail = at;
-        pthread_mutex_unlock(&box->lock);
-        complete_recv(req, m);
-        free(m->owned);
-        if (!on_stack)
-            free(m);
-        return;
     }
-    if (on_stack) {
-        thread_msg *copy = malloc(sizeof *copy);
-        if (!copy)
-            core_fatal("out of memory for a message");
-        *copy = *m;
-        m = copy;
-    }
+    return req;
+}
+
+/* Appends m to box's unexpected queue. The caller holds box->lock. */
+static void queue_unexpected(thread_mailbox *box, thread_msg *m)
+{
     m->next = NULL;
     *box->unexpected_tail = m;
     box->unexpected_tail = &m->next;
+}
+
+/* Hands a message from the host (m, owned) to thread rank dest's mailbox:
+ * to its first matching posted receive, else to its unexpected queue. */
+static void deliver(thread_comm *tc, int dest_index, thread_msg *m)
+{
+    thread_mailbox *box = &tc->box[dest_index];
+    pthread_mutex_lock(&box->lock);
+    thread_req *req = take_posted(box, m->source, m->tag);
+    if (!req) {
+        queue_unexpected(box, m);
+        pthread_mutex_unlock(&box->lock);
+        return;
+    }
     pthread_mutex_unlock(&box->lock);
+    complete_recv(req, m);
+    free(m->owned);
+    free(m);
+}
+
+/* A message between threads of this process: copied from the sender's
+ * buffer into a receive already posted; else queued, pointing at the
+ * sender's buffer (a long message of a dense datatype: the sender waits
+ * until the receiver has copied it) or copied aside. */
+static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void *buf, int count, MPI_Datatype type,
+                      const thread_layout *l, bool sync, thread_req *req)
+{
+    thread_mailbox *box = &tc->box[dest_index];
+    pthread_mutex_lock(&box->lock);
+    thread_req *match = take_posted(box, m.source, m.tag);
+    bool by_address = l->dense && (match || m.bytes > THREAD_EAGER_BYTES);
+    if (match)
+        pthread_mutex_unlock(&box->lock);
+    int rc = MPI_SUCCESS;
+    if (by_address) {
+        m.data = (const char *)buf + l->lb;
+    } else if (m.bytes) {
+        if (!(m.owned = malloc(m.bytes)))
+            rc = MPI_ERR_NO_MEM;
+        else
+            rc = thread_pack(buf, (size_t)count, type, l, m.owned);
+        m.data = m.owned;
+    }
+    if (match) {
+        /* Posted already: taken now, whatever the mode. */
+        complete_recv(match, &m);
+        free(m.owned);
+        atomic_store_explicit(&req->done, 1, memory_order_release);
+        return rc;
+    }
+    thread_msg *queued = rc == MPI_SUCCESS ? malloc(sizeof *queued) : NULL;
+    if (!queued) {
+        pthread_mutex_unlock(&box->lock);
+        free(m.owned);
+        return rc == MPI_SUCCESS ? MPI_ERR_NO_MEM : rc;
+    }
+    *queued = m;
+    if (by_address || sync)
+        queued->sender = req; /* done once the receiver has copied it */
+    else
+        atomic_store_explicit(&req->done, 1, memory_order_release);
+    queue_unexpected(box, queued);
+    pthread_mutex_unlock(&box->lock);
+    return MPI_SUCCESS;
 }
 
 void thread_progress(thread_comm *tc)
@@ -252,7 +305,7 @@ void thread_progress(thread_comm *tc)
                           .ack = (h.flags & WIRE_SYNC) != 0,
                           .ack_id = h.ack_id,
                           .ack_proc = status.MPI_SOURCE};
-        deliver(tc, h.dest - tc->offset[tc->my_proc], m, false);
+        deliver(tc, h.dest - tc->offset[tc->my_proc], m);
     }
     pthread_mutex_unlock(&tc->progress_lock);
     reap_outgoing(tc);
@@ -326,28 +379,7 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
         return MPI_SUCCESS;
     }
     thread_msg m = {.source = source, .tag = tag, .bytes = bytes};
-    if (l.dense && bytes > THREAD_EAGER_BYTES) {
-        m.data = (const char *)buf + l.lb;
-        m.sender = req; /* the receiver copies from here, then lets us go */
-    } else {
-        if (bytes) {
-            m.owned = malloc(bytes);
-            if (!m.owned)
-                return MPI_ERR_NO_MEM;
-            int rc = thread_pack(buf, (size_t)count, type, &l, m.owned);
-            if (rc != MPI_SUCCESS) {
-                free(m.owned);
-                return rc;
-            }
-        }
-        m.data = m.owned;
-        if (sync)
-            m.sender = req;
-        else
-            atomic_store_explicit(&req->done, 1, memory_order_release);
-    }
-    deliver(tc, dest - tc->offset[tc->my_proc], &m, true);
-    return MPI_SUCCESS;
+    return send_local(tc, dest - tc->offset[tc->my_proc], m, buf, count, type, &l, sync, req);
 }
 
 /* Posts a receive; req completes when a message matches it. */
