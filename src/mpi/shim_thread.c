@@ -1,9 +1,10 @@
 /* shim_thread: the MPI_* entry points that only thread communicators need
- * (src/thread): communicator rank and size, point-to-point, probes and the
- * wait family. Each sends a thread communicator's call to the thread layer
+ * (src/thread): communicator rank and size, dup, attributes, point-to-point,
+ * probes, the wait family, and the collectives shim_bindings.c does not
+ * define. Each sends a thread communicator's call to the thread layer
  * and any other call to the host unchanged; where no thread communicator
  * (or none of their requests) lives, that costs one relaxed atomic load.
- * The collectives route through shim_bindings.c's entry points.
+ * The other collectives route through shim_bindings.c's entry points.
  *
  * May call: every lower layer, and PMPI. */
 #include <mpi.h>
@@ -46,31 +47,30 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
     return tc ? thread_comm_delete_attr(tc, keyval) : PMPI_Comm_delete_attr(comm, keyval);
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    thread_comm *tc = thread_owns(comm);
-    return tc ? thread_send(tc, buf, count, type, dest, tag, false) : PMPI_Send(buf, count, type, dest, tag, comm);
-}
+/* The blocking and non-blocking sends of each mode (MPI_Rsend's receive is
+ * posted already, so it is a standard send). */
+#define SEND(Name, mode)                                                                                             \
+    int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)                        \
+    {                                                                                                                \
+        thread_comm *tc = thread_owns(comm);                                                                         \
+        return tc ? thread_send(tc, buf, count, type, dest, tag, mode) : P##Name(buf, count, type, dest, tag, comm); \
+    }
+#define ISEND(Name, mode)                                                                                           \
+    int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) \
+    {                                                                                                               \
+        thread_comm *tc = thread_owns(comm);                                                                        \
+        return tc ? thread_isend(tc, buf, count, type, dest, tag, mode, request)                                    \
+                  : P##Name(buf, count, type, dest, tag, comm, request);                                            \
+    }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    thread_comm *tc = thread_owns(comm);
-    return tc ? thread_send(tc, buf, count, type, dest, tag, true) : PMPI_Ssend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    thread_comm *tc = thread_owns(comm);
-    return tc ? thread_isend(tc, buf, count, type, dest, tag, false, request)
-              : PMPI_Isend(buf, count, type, dest, tag, comm, request);
-}
-
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    thread_comm *tc = thread_owns(comm);
-    return tc ? thread_isend(tc, buf, count, type, dest, tag, true, request)
-              : PMPI_Issend(buf, count, type, dest, tag, comm, request);
-}
+SEND(MPI_Send, THREAD_SEND_STANDARD)
+SEND(MPI_Rsend, THREAD_SEND_STANDARD)
+SEND(MPI_Ssend, THREAD_SEND_SYNC)
+SEND(MPI_Bsend, THREAD_SEND_BUFFERED)
+ISEND(MPI_Isend, THREAD_SEND_STANDARD)
+ISEND(MPI_Irsend, THREAD_SEND_STANDARD)
+ISEND(MPI_Issend, THREAD_SEND_SYNC)
+ISEND(MPI_Ibsend, THREAD_SEND_BUFFERED)
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {

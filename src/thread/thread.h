@@ -54,10 +54,16 @@ int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
 int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);
 int thread_comm_delete_attr(thread_comm *tc, int keyval);
 
-/* Point-to-point, with MPI's semantics; sync: MPI_Ssend's completion. */
-int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync);
-int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync,
-                 MPI_Request *request);
+/* Send modes: MPI_Send and MPI_Rsend (standard), MPI_Ssend (done once a
+ * receive has taken the message), MPI_Bsend (never waits for the receiver:
+ * the message is copied aside where no receive is posted). */
+typedef enum { THREAD_SEND_STANDARD, THREAD_SEND_SYNC, THREAD_SEND_BUFFERED } thread_send_mode;
+
+/* Point-to-point, with MPI's semantics. */
+int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                thread_send_mode mode);
+int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                 thread_send_mode mode, MPI_Request *request);
 int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *status);
 int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Request *request);
 int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,

@@ -223,12 +223,12 @@ static void deliver(thread_comm *tc, int dest_index, thread_msg *m)
  * sender's buffer (a long message of a dense datatype: the sender waits
  * until the receiver has copied it) or copied aside. */
 static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void *buf, int count, MPI_Datatype type,
-                      const thread_layout *l, bool sync, thread_req *req)
+                      const thread_layout *l, thread_send_mode mode, thread_req *req)
 {
     thread_mailbox *box = &tc->box[dest_index];
     pthread_mutex_lock(&box->lock);
     thread_req *match = take_posted(box, m.source, m.tag);
-    bool by_address = l->dense && (match || m.bytes > THREAD_EAGER_BYTES);
+    bool by_address = l->dense && (match || (m.bytes > THREAD_EAGER_BYTES && mode != THREAD_SEND_BUFFERED));
     if (match)
         pthread_mutex_unlock(&box->lock);
     int rc = MPI_SUCCESS;
@@ -255,7 +255,7 @@ static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void 
         return rc == MPI_SUCCESS ? MPI_ERR_NO_MEM : rc;
     }
     *queued = m;
-    if (by_address || sync)
+    if (by_address || mode == THREAD_SEND_SYNC)
         queued->sender = req; /* done once the receiver has copied it */
     else
         atomic_store_explicit(&req->done, 1, memory_order_release);
@@ -331,7 +331,7 @@ static int check_rank(const thread_comm *tc, int rank, bool any_allowed)
 /* Starts a send; req is done once the user's buffer may be reused (sync:
  * once a receive has taken the message). */
 static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                      bool sync, thread_req *req)
+                      thread_send_mode mode, thread_req *req)
 {
     req->tc = tc;
     thread_layout l;
@@ -357,7 +357,7 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
         wire_header h = {.source = source,
                          .dest = dest,
                          .tag = tag,
-                         .flags = sync ? WIRE_SYNC : 0,
+                         .flags = mode == THREAD_SEND_SYNC ? WIRE_SYNC : 0,
                          .ack_id = (uint64_t)(uintptr_t)req};
         memcpy(packet, &h, sizeof h);
         int rc = thread_pack(buf, (size_t)count, type, &l, packet + sizeof h);
@@ -374,12 +374,12 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
             return rc;
         }
         add_outgoing(tc, request, packet);
-        if (!sync)
+        if (mode != THREAD_SEND_SYNC)
             atomic_store_explicit(&req->done, 1, memory_order_release);
         return MPI_SUCCESS;
     }
     thread_msg m = {.source = source, .tag = tag, .bytes = bytes};
-    return send_local(tc, dest - tc->offset[tc->my_proc], m, buf, count, type, &l, sync, req);
+    return send_local(tc, dest - tc->offset[tc->my_proc], m, buf, count, type, &l, mode, req);
 }
 
 /* Posts a receive; req completes when a message matches it. */
@@ -439,7 +439,8 @@ static int started_self(thread_comm *tc, const char *what)
 
 #define NOT_STARTED "a call on a thread communicator by a thread that has not started it"
 
-int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync)
+int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                thread_send_mode mode)
 {
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
@@ -447,7 +448,7 @@ int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, 
     thread_req req = {0};
     int rc = check_tag(tag, false);
     if (rc == MPI_SUCCESS)
-        rc = send_start(tc, self, buf, count, type, dest, tag, sync, &req);
+        rc = send_start(tc, self, buf, count, type, dest, tag, mode, &req);
     if (rc != MPI_SUCCESS)
         return thread_error(tc, rc, "a send's arguments");
     wait_req(&req);
@@ -484,7 +485,7 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
     int rc = recv_start(tc, self, rbuf, rcount, rtype, source, rtag, &recv);
     if (rc != MPI_SUCCESS)
         return thread_error(tc, rc, "a receive's arguments");
-    rc = send_start(tc, self, sbuf, scount, stype, dest, stag, false, &send);
+    rc = send_start(tc, self, sbuf, scount, stype, dest, stag, THREAD_SEND_STANDARD, &send);
     if (rc != MPI_SUCCESS) {
         /* The receive is posted: it must complete before its request goes. */
         wait_req(&recv);
@@ -580,8 +581,8 @@ static int hand_out(thread_req *req, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag, bool sync,
-                 MPI_Request *request)
+int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                 thread_send_mode mode, MPI_Request *request)
 {
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
@@ -591,7 +592,7 @@ int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type,
         return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
     int rc = check_tag(tag, false);
     if (rc == MPI_SUCCESS)
-        rc = send_start(tc, self, buf, count, type, dest, tag, sync, req);
+        rc = send_start(tc, self, buf, count, type, dest, tag, mode, req);
     if (rc == MPI_SUCCESS)
         rc = hand_out(req, request);
     if (rc != MPI_SUCCESS) {
@@ -865,7 +866,7 @@ void thread_p2p_destroy(thread_comm *tc)
 int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                      thread_req *req)
 {
-    return send_start(tc, self, buf, count, type, dest, tag, false, req);
+    return send_start(tc, self, buf, count, type, dest, tag, THREAD_SEND_STANDARD, req);
 }
 
 int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,

@@ -81,6 +81,18 @@ static void ring(int rank, int size)
             MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
         for (int i = 0; i < n; i++)
             EXPECT(in[i] == value(left, i, (int)k), "ssend n=%d in[%d]=%d", n, i, in[i]);
+        /* MPI_Bsend returns before any receive is posted, whatever the
+         * length; MPI_Rsend meets a posted one. */
+        MPI_Bsend(out, n, MPI_INT, right, 10, tcomm);
+        MPI_Recv(in, n, MPI_INT, left, 10, tcomm, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "bsend n=%d in[%d]=%d", n, i, in[i]);
+        MPI_Irecv(in, n, MPI_INT, left, 14, tcomm, &req);
+        MPI_Barrier(tcomm); /* every receive is posted before any ready send */
+        MPI_Rsend(out, n, MPI_INT, right, 14, tcomm);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "rsend n=%d in[%d]=%d", n, i, in[i]);
         free(out);
         free(in);
     }
@@ -194,6 +206,20 @@ static void probe_and_truncate(int rank, int size)
     rc = MPI_Wait(&req, &st);
     MPI_Error_class(rc, &cls);
     EXPECT(cls == MPI_ERR_TRUNCATE, "truncation through MPI_Wait: error class %d", cls);
+    /* Bad arguments: an error of the right class through MPI_ERRORS_RETURN,
+     * nothing sent, nothing left waiting. */
+    static const struct {
+        int dest, tag, count, expect;
+    } bad[] = {
+        {-5, 1, 1, MPI_ERR_RANK}, {1 << 30, 1, 1, MPI_ERR_RANK}, {0, -5, 1, MPI_ERR_TAG}, {0, 1, -1, MPI_ERR_COUNT}};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        MPI_Error_class(MPI_Send(out, bad[b].count, MPI_INT, bad[b].dest, bad[b].tag, tcomm), &cls);
+        EXPECT(cls == bad[b].expect, "bad send %zu: error class %d, expected %d", b, cls, bad[b].expect);
+    }
+    MPI_Error_class(MPI_Recv(in, 1, MPI_INT, size, 1, tcomm, MPI_STATUS_IGNORE), &cls);
+    EXPECT(cls == MPI_ERR_RANK, "receive from rank %d: error class %d", size, cls);
+    MPI_Error_class(MPI_Bcast(in, 1, MPI_INT, size, tcomm), &cls);
+    EXPECT(cls == MPI_ERR_ROOT, "bcast from root %d: error class %d", size, cls);
     MPI_Barrier(tcomm);
 }
 
