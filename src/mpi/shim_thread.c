@@ -188,3 +188,61 @@ THREAD_ONLY_COLLECTIVES(, int, int, int)
 #if MPI_VERSION >= 4
 THREAD_ONLY_COLLECTIVES(_c, MPI_Count, MPI_Count, MPI_Aint)
 #endif
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup_with_info(comm, info, newcomm);
+}
+
+/* Calls shoal does not serve on a thread communicator yet: on one, an error
+ * through its error handler; the host would take them for the process
+ * ranks under the handle, several threads at once. */
+#define REFUSED(Name, params, args)                          \
+    int Name params                                          \
+    {                                                        \
+        thread_comm *tc = thread_owns(comm);                 \
+        return tc ? thread_refuse(tc, #Name) : P##Name args; \
+    }
+
+REFUSED(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm))
+REFUSED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
+        (comm, type, key, info, newcomm))
+REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
+REFUSED(MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request), (comm, newcomm, request))
+REFUSED(MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, message, status))
+REFUSED(MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, flag, message, status))
+REFUSED(MPI_Send_init,
+        (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, dest, tag, comm, request))
+REFUSED(MPI_Recv_init,
+        (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, source, tag, comm, request))
+REFUSED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+REFUSED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, root, comm, request))
+REFUSED(MPI_Ireduce,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, rbuf, count, type, op, root, comm, request))
+REFUSED(MPI_Iallreduce,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sbuf, rbuf, count, type, op, comm, request))
+REFUSED(MPI_Igather,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iscatter,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iallgather,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+REFUSED(MPI_Ialltoall,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))

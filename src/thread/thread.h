@@ -49,6 +49,9 @@ int thread_comm_rank(thread_comm *tc, int *rank);
 int thread_comm_size(thread_comm *tc, int *size);
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
+/* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
+ * through its error handler, and a warning (once per process). */
+int thread_refuse(thread_comm *tc, const char *call);
 /* Attributes: a started thread's own, as MPICH keeps them. */
 int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
 int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);

@@ -101,6 +101,12 @@ static void choose_spin(int threads)
     atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 16u, memory_order_relaxed);
 }
 
+int thread_refuse(thread_comm *tc, const char *call)
+{
+    core_log_warn_once("%s on a thread communicator is not served by shoal yet: MPI_ERR_OTHER", call);
+    return thread_error(tc, MPI_ERR_OTHER, call);
+}
+
 void thread_pause(unsigned *spins)
 {
     unsigned n = (*spins)++, limit = atomic_load_explicit(&spin_limit, memory_order_relaxed);

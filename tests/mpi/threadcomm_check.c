@@ -220,6 +220,11 @@ static void probe_and_truncate(int rank, int size)
     EXPECT(cls == MPI_ERR_RANK, "receive from rank %d: error class %d", size, cls);
     MPI_Error_class(MPI_Bcast(in, 1, MPI_INT, size, tcomm), &cls);
     EXPECT(cls == MPI_ERR_ROOT, "bcast from root %d: error class %d", size, cls);
+    /* Calls shoal does not serve on thread communicators are refused, not
+     * handed to the host for the process ranks under the handle. */
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Error_class(MPI_Comm_split(tcomm, 0, rank, &split), &cls);
+    EXPECT(cls == MPI_ERR_OTHER && split == MPI_COMM_NULL, "MPI_Comm_split: error class %d", cls);
     MPI_Barrier(tcomm);
 }
 
