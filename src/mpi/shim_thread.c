@@ -189,6 +189,16 @@ THREAD_ONLY_COLLECTIVES(, int, int, int)
 THREAD_ONLY_COLLECTIVES(_c, MPI_Count, MPI_Count, MPI_Aint)
 #endif
 
+int MPI_Request_free(MPI_Request *request)
+{
+    return thread_requests_pending() ? thread_request_free(request) : PMPI_Request_free(request);
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
+}
+
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     thread_comm *tc = thread_owns(comm);

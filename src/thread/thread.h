@@ -82,6 +82,9 @@ int thread_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status
 int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+/* MPI_Request_free and MPI_Cancel, on either kind of request. */
+int thread_request_free(MPI_Request *request);
+int thread_cancel(MPI_Request *request);
 
 /* Collectives on a thread communicator: thread_<MPI name>, with the MPI
  * function's parameters (thread_coll.c): every blocking collective but the

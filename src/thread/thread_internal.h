@@ -114,6 +114,8 @@ typedef struct thread_req {
     MPI_Datatype type;
     thread_layout layout;
     int source, tag;
+    struct thread_mailbox *box; /* where it is posted */
+    bool cancelled;
     /* its outcome */
     int got_source, got_tag, error;
     size_t got_bytes;

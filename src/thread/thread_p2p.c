@@ -108,6 +108,20 @@ static void status_fill(MPI_Status *status, int source, int tag, size_t bytes, i
     PMPI_Status_set_cancelled(status, 0);
 }
 
+/* A request's state (req->done): pending, done, or freed by the user while
+ * pending (MPI_Request_free): whoever completes it then hands it back to
+ * the host, which frees it. */
+enum { REQ_PENDING, REQ_DONE, REQ_DETACHED };
+
+static void finish(thread_req *req)
+{
+    if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED) {
+        thread_host_lock();
+        PMPI_Grequest_complete(req->handle);
+        thread_host_unlock();
+    }
+}
+
 static void add_outgoing(thread_comm *tc, MPI_Request request, void *buffer)
 {
     thread_outgoing *o = malloc(sizeof *o);
@@ -170,10 +184,10 @@ static void complete_recv(thread_req *req, const thread_msg *m)
     req->got_bytes = n;
     req->error = m->bytes > capacity ? MPI_ERR_TRUNCATE : rc;
     if (m->sender)
-        atomic_store_explicit(&m->sender->done, 1, memory_order_release);
+        finish(m->sender);
     if (m->ack)
         send_ack(req->tc, m->ack_proc, m->ack_id);
-    atomic_store_explicit(&req->done, 1, memory_order_release);
+    finish(req);
 }
 
 /* The first receive posted in box that takes a message of source and tag,
@@ -245,7 +259,7 @@ static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void 
         /* Posted already: taken now, whatever the mode. */
         complete_recv(match, &m);
         free(m.owned);
-        atomic_store_explicit(&req->done, 1, memory_order_release);
+        finish(req);
         return rc;
     }
     thread_msg *queued = rc == MPI_SUCCESS ? malloc(sizeof *queued) : NULL;
@@ -258,7 +272,7 @@ static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void 
     if (by_address || mode == THREAD_SEND_SYNC)
         queued->sender = req; /* done once the receiver has copied it */
     else
-        atomic_store_explicit(&req->done, 1, memory_order_release);
+        finish(req);
     queue_unexpected(box, queued);
     pthread_mutex_unlock(&box->lock);
     return MPI_SUCCESS;
@@ -289,7 +303,7 @@ void thread_progress(thread_comm *tc)
             uint64_t id;
             memcpy(&id, buffer, sizeof id);
             free(buffer);
-            atomic_store_explicit(&((thread_req *)(uintptr_t)id)->done, 1, memory_order_release);
+            finish((thread_req *)(uintptr_t)id);
             continue;
         }
         wire_header h;
@@ -342,7 +356,7 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
     if (check_rank(tc, dest, false) != MPI_SUCCESS)
         return MPI_ERR_RANK;
     if (dest == MPI_PROC_NULL) {
-        atomic_store_explicit(&req->done, 1, memory_order_relaxed);
+        finish(req);
         return MPI_SUCCESS;
     }
     int source = tc->offset[tc->my_proc] + self;
@@ -375,7 +389,7 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
         }
         add_outgoing(tc, request, packet);
         if (mode != THREAD_SEND_SYNC)
-            atomic_store_explicit(&req->done, 1, memory_order_release);
+            finish(req);
         return MPI_SUCCESS;
     }
     thread_msg m = {.source = source, .tag = tag, .bytes = bytes};
@@ -402,11 +416,12 @@ static int recv_start(thread_comm *tc, int self, void *buf, int count, MPI_Datat
     if (source == MPI_PROC_NULL) {
         req->got_source = MPI_PROC_NULL;
         req->got_tag = MPI_ANY_TAG;
-        atomic_store_explicit(&req->done, 1, memory_order_relaxed);
+        finish(req);
         return MPI_SUCCESS;
     }
     thread_progress(tc);
     thread_mailbox *box = &tc->box[self];
+    req->box = box;
     pthread_mutex_lock(&box->lock);
     thread_msg **at = &box->unexpected;
     while (*at && !matches(source, tag, (*at)->source, (*at)->tag))
@@ -544,10 +559,11 @@ static void registry_drop(thread_req *req)
 static int query_request(void *extra, MPI_Status *status)
 {
     thread_req *req = extra;
-    if (req->is_recv)
+    if (req->is_recv && !req->cancelled)
         status_fill(status, req->got_source, req->got_tag, req->got_bytes, MPI_SUCCESS);
     else
         status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+    PMPI_Status_set_cancelled(status, req->cancelled);
     return MPI_SUCCESS;
 }
 
@@ -822,6 +838,50 @@ int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[],
             return rc;
         thread_pause(&spins);
     }
+}
+
+int thread_request_free(MPI_Request *request)
+{
+    thread_req *req = registry_find(*request);
+    if (!req)
+        return PMPI_Request_free(request);
+    registry_drop(req);
+    int pending = REQ_PENDING;
+    if (!atomic_compare_exchange_strong(&req->done, &pending, REQ_DETACHED)) {
+        thread_host_lock();
+        PMPI_Grequest_complete(req->handle); /* done already */
+        thread_host_unlock();
+    }
+    thread_host_lock();
+    int rc = PMPI_Request_free(request);
+    thread_host_unlock();
+    return rc;
+}
+
+/* A receive no message has matched yet leaves its queue and completes as
+ * cancelled; anything else (sends among them) completes as it would. */
+int thread_cancel(MPI_Request *request)
+{
+    thread_req *req = registry_find(*request);
+    if (!req)
+        return PMPI_Cancel(request);
+    if (!req->is_recv || !req->box)
+        return MPI_SUCCESS;
+    thread_mailbox *box = req->box;
+    pthread_mutex_lock(&box->lock);
+    thread_req **at = &box->posted;
+    while (*at && *at != req)
+        at = &(*at)->next;
+    if (*at) {
+        *at = req->next;
+        if (!*at)
+            box->posted_tail = at;
+        req->cancelled = true;
+    }
+    pthread_mutex_unlock(&box->lock);
+    if (req->cancelled)
+        finish(req);
+    return MPI_SUCCESS;
 }
 
 void thread_p2p_destroy(thread_comm *tc)

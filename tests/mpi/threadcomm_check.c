@@ -220,6 +220,28 @@ static void probe_and_truncate(int rank, int size)
     EXPECT(cls == MPI_ERR_RANK, "receive from rank %d: error class %d", size, cls);
     MPI_Error_class(MPI_Bcast(in, 1, MPI_INT, size, tcomm), &cls);
     EXPECT(cls == MPI_ERR_ROOT, "bcast from root %d: error class %d", size, cls);
+    /* MPI_Cancel of a receive nothing matches; MPI_Request_free of a send
+     * (short and long) whose receive comes later. */
+    MPI_Irecv(in, 1, MPI_INT, left, 77, tcomm, &req);
+    MPI_Cancel(&req);
+    MPI_Wait(&req, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    EXPECT(cancelled && req == MPI_REQUEST_NULL, "a cancelled receive: cancelled %d", cancelled);
+    int *big = malloc(sizeof(int) * 5000), *got_big = malloc(sizeof(int) * 5000);
+    for (int i = 0; i < 5000; i++)
+        big[i] = value(rank, i, 78);
+    for (int len = 1; len <= 5000; len += 4999) {
+        MPI_Isend(big, len, MPI_INT, right, 78, tcomm, &req);
+        MPI_Request_free(&req);
+        EXPECT(req == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+        MPI_Recv(got_big, len, MPI_INT, left, 78, tcomm, MPI_STATUS_IGNORE);
+        for (int i = 0; i < len; i++)
+            EXPECT(got_big[i] == value(left, i, 78), "freed send of %d: [%d]=%d", len, i, got_big[i]);
+    }
+    MPI_Barrier(tcomm); /* every freed send has been received: big may go */
+    free(big);
+    free(got_big);
     /* Calls shoal does not serve on thread communicators are refused, not
      * handed to the host for the process ranks under the handle. */
     MPI_Comm split = MPI_COMM_NULL;
