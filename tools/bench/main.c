@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bench_run.h"
-#include "thread_latency.h"
+#include "thread_bench.h"
 
 static void *alloc_touched(size_t bytes)
 {
@@ -33,6 +33,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "thread_latency"))
         return thread_latency_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "thread_coll"))
+        return thread_coll_main(argc, argv);
     /* MPI_Init, not PMPI_Init: shoal sets itself up there. */
     MPI_Init(&argc, &argv);
     struct bench_context ctx;

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "mpix_threadcomm.h"
-#include "thread_latency.h"
+#include "thread_bench.h"
 
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
 #define HOST_THREADCOMM 1
@@ -25,7 +25,6 @@ typedef struct pingpong {
     MPI_Comm comm;
     size_t size;
     int iterations, warmup;
-    bool threads; /* started threads of a thread communicator, else processes */
     char *buf[2];
     double seconds; /* median round trip */
     double *trips;  /* per timed iteration */
@@ -47,6 +46,12 @@ static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double thread_bench_median(double *times, int n)
+{
+    qsort(times, (size_t)n, sizeof *times, compare_doubles);
+    return times[n / 2];
 }
 
 /* One side of the ping-pong, rank 0 or 1 of pp->comm. */
@@ -71,8 +76,7 @@ static void side(pingpong *pp, int rank, bool host)
         }
     }
     if (rank == 0) {
-        qsort(pp->trips, (size_t)pp->iterations, sizeof *pp->trips, compare_doubles);
-        pp->seconds = pp->trips[pp->iterations / 2];
+        pp->seconds = thread_bench_median(pp->trips, pp->iterations);
     }
     long bad = check(got, pp->size, peer);
     __atomic_add_fetch(&pp->errors, bad, __ATOMIC_RELAXED);
@@ -121,9 +125,7 @@ static double time_threads(pingpong *pp, bool host)
     return pp->seconds;
 }
 
-/* Rank 1 waits for rank 0's thread timings asleep, so that its wait takes
- * no core from the two threads (the host's barrier would spin). */
-static void quiet_barrier(void)
+void thread_bench_quiet_barrier(void)
 {
     MPI_Request request;
     int done = 0;
@@ -145,6 +147,22 @@ static bool parse_range(const char *text, size_t *min, size_t *max)
     return true;
 }
 
+bool thread_bench_options(int argc, char **argv, size_t *min, size_t *max, int *iterations, int *warmup)
+{
+    bool ok = true;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            ok &= parse_range(argv[++i], min, max);
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            *iterations = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-x") && i + 1 < argc)
+            *warmup = atoi(argv[++i]);
+        else
+            ok = false;
+    }
+    return ok && *iterations >= 1 && *warmup >= 0;
+}
+
 int thread_latency_main(int argc, char **argv)
 {
     int provided, rank, nprocs;
@@ -152,18 +170,8 @@ int thread_latency_main(int argc, char **argv)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     size_t min = 0, max = 4u << 20;
-    int iterations = 1000, warmup = 100, bad_usage = 0;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc)
-            bad_usage |= !parse_range(argv[++i], &min, &max);
-        else if (!strcmp(argv[i], "-i") && i + 1 < argc)
-            iterations = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-x") && i + 1 < argc)
-            warmup = atoi(argv[++i]);
-        else
-            bad_usage = 1;
-    }
-    if (bad_usage || nprocs < 2 || iterations < 1 || warmup < 0) {
+    int iterations = 1000, warmup = 100;
+    if (!thread_bench_options(argc, argv, &min, &max, &iterations, &warmup) || nprocs < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n");
         MPI_Finalize();
@@ -217,7 +225,7 @@ int thread_latency_main(int argc, char **argv)
                 errors += native.errors;
             }
         }
-        quiet_barrier();
+        thread_bench_quiet_barrier(); /* rank 1 sleeps while rank 0's threads run */
         errors += procs.errors;
         if (rank == 0) {
             double p = 1e6 * procs.seconds / 2.0, t = 1e6 * t_threads / 2.0;
