@@ -86,6 +86,14 @@ static void meet_with(call *c, const void *sbuf, void *rbuf)
 
 static void meet(call *c) { thread_barrier_wait(&c->tc->barrier, NULL, NULL); }
 
+/* After the step between processes: its result reaches the process's other
+ * threads. Within one process there was no step, and no need to meet. */
+static void meet_after_step(call *c)
+{
+    if (c->spread)
+        meet(c);
+}
+
 /* The step between processes, by the first thread; its result goes to every
  * thread of the process (they wait at the next meeting). */
 #define BETWEEN_PROCESSES(c, rc, call_expr) \
@@ -126,7 +134,7 @@ int thread_MPI_Barrier(MPI_Comm comm)
         return rc;
     meet(&c);
     BETWEEN_PROCESSES(&c, rc, MPI_Barrier(c.tc->procs));
-    meet(&c);
+    meet_after_step(&c);
     return rc;
 }
 
@@ -157,6 +165,25 @@ static char *alloc_elements(const thread_layout *l, MPI_Count count, void **base
     return *base ? (char *)*base - l->lb : NULL;
 }
 
+/* Short collectives within one process meet once: each thread stages its
+ * input (its own stage, once the readers of its last use are done), they
+ * meet, and each reads what it needs from the others' stages. */
+static char *stage_claim(thread_comm *tc, int self, int readers)
+{
+    thread_stage *st = &tc->stage[self];
+    unsigned spins = 0;
+    while (atomic_load_explicit(&st->reads, memory_order_acquire) < st->expect)
+        thread_pause(&spins);
+    st->expect = readers;
+    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* the meeting publishes it */
+    return st->bytes;
+}
+
+static void stage_read(thread_comm *tc, int owner)
+{
+    atomic_fetch_add_explicit(&tc->stage[owner].reads, 1, memory_order_release);
+}
+
 static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, int root)
 {
     call c;
@@ -171,37 +198,77 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
         return fail(&c, MPI_ERR_TYPE, "MPI_Bcast's datatype");
     int root_proc = tc->proc_of[root], root_self = root - tc->offset[root_proc];
     bool here = root_proc == tc->my_proc;
+    size_t bytes = (size_t)count * l.size;
+    if (!c.spread && bytes <= THREAD_STAGE_BYTES) {
+        /* Short, within one process: the root stages the message and goes. */
+        if (c.self == root_self)
+            rc = thread_pack(buf, (size_t)count, type, &l, stage_claim(tc, root_self, tc->nthreads - 1));
+        meet(&c);
+        if (c.self != root_self) {
+            rc = thread_unpack(tc->stage[root_self].bytes, bytes, buf, type, &l);
+            stage_read(tc, root_self);
+        }
+        return rc == MPI_SUCCESS ? rc : fail(&c, rc, "MPI_Bcast");
+    }
     meet_with(&c, buf, buf);
     /* The root's process sends from the root's buffer; elsewhere the first
      * thread's buffer receives. */
     void *source = here ? tc->slot[root_self].rbuf : tc->slot[0].rbuf;
     BETWEEN_PROCESSES(&c, rc, MPI_Bcast(source, (int)count, type, root_proc, tc->procs));
-    meet(&c);
+    meet_after_step(&c);
     int copied = copy_typed(buf, source, count, type, &l);
     meet(&c); /* the source stays until every thread has copied it */
     return rc != MPI_SUCCESS ? rc : copied == MPI_SUCCESS ? MPI_SUCCESS : fail(&c, copied, "MPI_Bcast");
 }
 
-/* Folds the process's threads' inputs (slot sbuf, in rank order) into
- * scratch 0, each thread one slice of the elements. */
-static int fold_slice(call *c, MPI_Count count, MPI_Datatype type, MPI_Op op, const thread_layout *l, char *acc)
+/* Folds elements [first, first + n) of the process's threads' inputs (slot
+ * sbuf) in rank order into acc: x[0] op (x[1] op ... x[n-1]). */
+static int fold(const thread_comm *tc, MPI_Count first, MPI_Count n, MPI_Datatype type, MPI_Op op,
+                const thread_layout *l, char *acc)
 {
-    thread_comm *tc = c->tc;
-    int n = tc->nthreads;
-    MPI_Count per = (count + n - 1) / n, first = per * c->self;
-    MPI_Count mine = first >= count ? 0 : (count - first < per ? count - first : per);
-    if (!mine)
+    if (!n)
         return MPI_SUCCESS;
+    int threads = tc->nthreads;
     size_t at = (size_t)first * (size_t)l->extent;
-    size_t span = thread_span(l, (size_t)mine);
-    /* acc = x[n-1]; then acc = x[t] op acc for t = n-2..0: x[0] op (x[1] op ...). */
-    memcpy(acc + l->lb + at, (const char *)tc->slot[n - 1].sbuf + l->lb + at, span);
-    for (int t = n - 2; t >= 0; t--) {
-        int rc = PMPI_Reduce_local((const char *)tc->slot[t].sbuf + at, acc + at, (int)mine, type, op);
+    memcpy(acc + l->lb + at, (const char *)tc->slot[threads - 1].sbuf + l->lb + at, thread_span(l, (size_t)n));
+    for (int t = threads - 2; t >= 0; t--) {
+        int rc = PMPI_Reduce_local((const char *)tc->slot[t].sbuf + at, acc + at, (int)n, type, op);
         if (rc != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;
+}
+
+/* This thread's slice of the elements, folded into acc. */
+static int fold_slice(call *c, MPI_Count count, MPI_Datatype type, MPI_Op op, const thread_layout *l, char *acc)
+{
+    int n = c->tc->nthreads;
+    MPI_Count per = (count + n - 1) / n, first = per * c->self;
+    MPI_Count mine = first >= count ? 0 : (count - first < per ? count - first : per);
+    return fold(c->tc, first, mine, type, op, l, acc);
+}
+
+/* A reduction within one process of at most a stage: each thread that
+ * wants the result folds every element, in rank order, from the stages
+ * straight into its receive buffer. */
+static int reduce_short(call *c, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                        const thread_layout *l, int root)
+{
+    thread_comm *tc = c->tc;
+    int n = tc->nthreads;
+    size_t span = thread_span(l, (size_t)count);
+    char *mine = stage_claim(tc, c->self, root < 0 ? n : 1);
+    memcpy(mine, (const char *)sbuf + l->lb, span);
+    meet(c);
+    if (root >= 0 && root != c->rank)
+        return MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    memcpy((char *)rbuf + l->lb, tc->stage[n - 1].bytes, span);
+    for (int t = n - 2; t >= 0 && rc == MPI_SUCCESS; t--)
+        rc = PMPI_Reduce_local(tc->stage[t].bytes - l->lb, rbuf, (int)count, type, op);
+    for (int t = 0; t < n; t++)
+        stage_read(tc, t);
+    return rc;
 }
 
 /* Allreduce and reduce (root >= 0). */
@@ -227,6 +294,10 @@ static int reduce_common(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count 
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
     size_t span = thread_span(&l, (size_t)count);
+    if (!c.spread && span <= THREAD_STAGE_BYTES) {
+        rc = reduce_short(&c, sbuf, rbuf, count, type, op, &l, root);
+        return rc == MPI_SUCCESS ? rc : fail(&c, rc, name);
+    }
     ask_scratch(tc, 0, span + 1);
     meet_with(&c, sbuf, rbuf);
     /* The accumulator: scratch 0, shifted so that an element's lb lands at
@@ -243,7 +314,7 @@ static int reduce_common(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count 
                                      root_proc == tc->my_proc ? acc : NULL, (int)count, type, op, root_proc,
                                      tc->procs));
     }
-    meet(&c);
+    meet_after_step(&c);
     if (gets_result && count)
         memcpy((char *)rbuf + l.lb, acc + l.lb, span);
     meet(&c); /* the scratch stays until every thread has its result */
@@ -297,7 +368,7 @@ static int allgather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Data
         process_blocks(tc, block, 1, true);
     BETWEEN_PROCESSES(&c, rc,
                       MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, tc->counts, tc->displs, MPI_BYTE, tc->procs));
-    meet(&c);
+    meet_after_step(&c);
     thread_unpack(all, (size_t)tc->size * block, rbuf, rtype, &rl);
     meet(&c);
     return rc;
@@ -339,7 +410,7 @@ static int gather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatyp
                                   : MPI_Gatherv(all + tc->displs[tc->my_proc], tc->counts[tc->my_proc], MPI_BYTE, NULL,
                                                 NULL, NULL, MPI_BYTE, root_proc, tc->procs));
     }
-    meet(&c);
+    meet_after_step(&c);
     if (is_root)
         thread_unpack(all, (size_t)tc->size * block, rbuf, rtype, &rl);
     meet(&c);
@@ -380,7 +451,7 @@ static int scatter(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
                                   : MPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, all + tc->displs[tc->my_proc],
                                                  tc->counts[tc->my_proc], MPI_BYTE, root_proc, tc->procs));
     }
-    meet(&c);
+    meet_after_step(&c);
     if (!in_place)
         thread_unpack(all + c.rank * block, block, rbuf, rtype, &rl);
     meet(&c);
@@ -435,7 +506,7 @@ static int alltoall(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datat
                 MPI_Alltoallv(out, tc->counts, tc->displs, MPI_BYTE, in, tc->counts, tc->displs, MPI_BYTE, tc->procs));
         }
     }
-    meet(&c);
+    meet_after_step(&c);
     for (int s = 0; s < size; s++)
         thread_unpack(in + ((size_t)s * n + c.self) * block, block, (char *)rbuf + (MPI_Aint)s * rcount * rl.extent,
                       rtype, &rl);

@@ -196,6 +196,7 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc->counts);
     free(tc->displs);
     free(tc->slot);
+    free(tc->stage);
     free(tc->scratch[0]);
     free(tc->scratch[1]);
     free(tc);
@@ -218,7 +219,10 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
     tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
     tc->slot = calloc((size_t)nthreads, sizeof *tc->slot);
-    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot)
+    tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
+    if (tc->stage)
+        memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage)
         goto fail;
     long long total = 0;
     for (int p = 0; p < tc->nprocs; p++) {

@@ -36,6 +36,16 @@ typedef struct thread_slot {
     void *rbuf;
 } thread_slot;
 
+/* A thread's staging area for short collectives within one process: it
+ * copies its input here and goes on; `expect` threads read it, each adding
+ * to `reads`, and the owner waits for them before writing it again. */
+#define THREAD_STAGE_BYTES 4096
+typedef struct thread_stage {
+    _Alignas(64) _Atomic int reads;
+    int expect;
+    char bytes[THREAD_STAGE_BYTES];
+} thread_stage;
+
 struct thread_mailbox;
 struct thread_outgoing;
 
@@ -61,6 +71,7 @@ struct thread_comm {
     struct thread_comm *parent, *dup;
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
+    thread_stage *stage; /* per thread */
     char *scratch[2];
     size_t scratch_size[2];
     _Atomic size_t scratch_need[2];

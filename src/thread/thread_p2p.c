@@ -109,17 +109,24 @@ static void status_fill(MPI_Status *status, int source, int tag, size_t bytes, i
 }
 
 /* A request's state (req->done): pending, done, or freed by the user while
- * pending (MPI_Request_free): whoever completes it then hands it back to
- * the host, which frees it. */
+ * pending (MPI_Request_free). Whoever completes a freed one hands it back
+ * to the host, complete, and frees it there (the host then calls its free
+ * function, which frees req): the host never holds a freed request that is
+ * not complete, which MPICH 4.0.2 does not survive. */
 enum { REQ_PENDING, REQ_DONE, REQ_DETACHED };
+
+static void release_to_host(MPI_Request handle)
+{
+    thread_host_lock();
+    PMPI_Grequest_complete(handle);
+    PMPI_Request_free(&handle);
+    thread_host_unlock();
+}
 
 static void finish(thread_req *req)
 {
-    if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED) {
-        thread_host_lock();
-        PMPI_Grequest_complete(req->handle);
-        thread_host_unlock();
-    }
+    if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED)
+        release_to_host(req->handle);
 }
 
 static void add_outgoing(thread_comm *tc, MPI_Request request, void *buffer)
@@ -846,16 +853,12 @@ int thread_request_free(MPI_Request *request)
     if (!req)
         return PMPI_Request_free(request);
     registry_drop(req);
+    MPI_Request handle = req->handle;
     int pending = REQ_PENDING;
-    if (!atomic_compare_exchange_strong(&req->done, &pending, REQ_DETACHED)) {
-        thread_host_lock();
-        PMPI_Grequest_complete(req->handle); /* done already */
-        thread_host_unlock();
-    }
-    thread_host_lock();
-    int rc = PMPI_Request_free(request);
-    thread_host_unlock();
-    return rc;
+    if (!atomic_compare_exchange_strong(&req->done, &pending, REQ_DETACHED))
+        release_to_host(handle); /* done already */
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
 }
 
 /* A receive no message has matched yet leaves its queue and completes as
