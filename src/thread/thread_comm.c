@@ -129,8 +129,11 @@ void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg)
         return;
     }
     unsigned spins = 0;
-    while (atomic_load_explicit(&b->generation, memory_order_acquire) == generation)
+    while (atomic_load_explicit(&b->generation, memory_order_acquire) == generation) {
+        if (b->owner)
+            thread_progress(b->owner);
         thread_pause(&spins);
+    }
 }
 
 bool thread_layout_of(MPI_Datatype type, thread_layout *out)
@@ -243,6 +246,7 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
         for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
             tc->proc_of[r] = p;
     tc->barrier.n = nthreads;
+    tc->barrier.owner = tc;
     choose_spin(nthreads);
     if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||

@@ -17,11 +17,14 @@
 #include "thread.h"
 
 /* The threads of one process meeting: the last to arrive runs `last` (with
- * every other thread still waiting) and releases them. */
+ * every other thread still waiting) and releases them. Those waiting move
+ * the host's messages for `owner` meanwhile: a receive posted before a
+ * collective must still be able to complete a sender's MPI_Ssend. */
 typedef struct thread_barrier {
     _Atomic int arrived;
     _Atomic unsigned generation;
     int n;
+    struct thread_comm *owner;
 } thread_barrier;
 
 void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg);

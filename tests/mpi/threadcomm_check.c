@@ -419,6 +419,24 @@ static void more_collectives(int rank, int size)
     free(types), free(s2), free(r2);
 }
 
+/* A receive posted before a collective completes a synchronous send that
+ * its sender makes before the same collective: the receiver, waiting in the
+ * collective, still takes the message (pairs 2k, 2k+1, across processes
+ * where they straddle two). */
+static void ssend_across_collective(int rank, int size)
+{
+    int got = -1, mine = value(rank, 0, 41);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank % 2 == 0 && rank + 1 < size)
+        MPI_Irecv(&got, 1, MPI_INT, rank + 1, 41, tcomm, &req);
+    else if (rank % 2 == 1)
+        MPI_Ssend(&mine, 1, MPI_INT, rank - 1, 41, tcomm);
+    MPI_Barrier(tcomm);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rank % 2 == 0 && rank + 1 < size)
+        EXPECT(got == value(rank + 1, 0, 41), "ssend across a collective: got %d", got);
+}
+
 /* MPI_Comm_dup inside the region: the same ranks, a communicator of its
  * own (a message on it does not meet a receive on tcomm), ended by
  * MPI_Comm_free. */
@@ -493,6 +511,7 @@ static void *thread_main(void *arg)
     collectives(rank, size);
     more_collectives(rank, size);
     duplicate(rank, size);
+    ssend_across_collective(rank, size);
     attributes(rank);
     MPIX_Threadcomm_finish(tcomm);
     return NULL;
