@@ -130,8 +130,9 @@ void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg)
     }
     unsigned spins = 0;
     while (atomic_load_explicit(&b->generation, memory_order_acquire) == generation) {
-        if (b->owner)
-            thread_progress(b->owner);
+        thread_comm *owner = atomic_load_explicit(&b->owner, memory_order_acquire);
+        if (owner)
+            thread_progress(owner);
         thread_pause(&spins);
     }
 }
@@ -246,7 +247,7 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
         for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
             tc->proc_of[r] = p;
     tc->barrier.n = nthreads;
-    tc->barrier.owner = tc;
+    atomic_store(&tc->barrier.owner, tc);
     choose_spin(nthreads);
     if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||
@@ -498,6 +499,8 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
     return MPI_SUCCESS;
 }
 
+static void stop_progress(void *arg) { atomic_store(&((thread_comm *)arg)->barrier.owner, NULL); }
+
 /* MPI_Comm_free: a duplicate, inside the region by every thread; else as
  * MPIX_Threadcomm_free, outside it. */
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
@@ -511,20 +514,20 @@ int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
     if (self < 0)
         return thread_error(tc, MPI_ERR_COMM,
                             "MPI_Comm_free of a duplicated thread communicator by a thread outside it");
-    /* Every thread leaves tc at its barrier; the first releases it, and frees
-     * its memory once all have met again on the communicator it came from
-     * (none touches tc after leaving its barrier). */
+    /* Every thread leaves tc at its barrier, whose last arrival stops its
+     * waiters moving tc's messages, and meets the others again on the
+     * communicator tc came from: then no thread touches tc, and the first
+     * releases it. */
     thread_comm *parent = tc->parent;
-    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    thread_barrier_wait(&tc->barrier, stop_progress, tc);
     drop_started(tc);
+    thread_barrier_wait(&parent->barrier, NULL, NULL);
     if (self == 0) {
         thread_host_lock();
         release(tc);
         thread_host_unlock();
-    }
-    thread_barrier_wait(&parent->barrier, NULL, NULL);
-    if (self == 0)
         thread_comm_destroy(tc);
+    }
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -24,7 +24,7 @@ typedef struct thread_barrier {
     _Atomic int arrived;
     _Atomic unsigned generation;
     int n;
-    struct thread_comm *owner;
+    _Atomic(struct thread_comm *) owner;
 } thread_barrier;
 
 void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg);
