@@ -35,7 +35,7 @@ endif()
 install(TARGETS shoal EXPORT shoalTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/include/shoal.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/shoal.h ${CMAKE_SOURCE_DIR}/include/mpix_threadcomm.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ${_shoal_tools} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/tools/bench/report.py ${CMAKE_SOURCE_DIR}/tools/shoal/tune_report.py
                  ${CMAKE_SOURCE_DIR}/tools/sim/shoal_sim_plot.py

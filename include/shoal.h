@@ -3,6 +3,9 @@
 #ifndef SHOAL_H
 #define SHOAL_H
 
+/* Thread ranks: MPIX_Threadcomm_init, _start, _finish, _free. */
+#include "mpix_threadcomm.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

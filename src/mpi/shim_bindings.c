@@ -16,9 +16,12 @@
 #include "shim_coll.h"
 #include "shim_comm.h"
 #include "shim_init.h"
+#include "thread.h"
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    if (thread_owns(comm))
+        return thread_MPI_Barrier(comm);
     if (shim_barrier_by_shoal(comm, "MPI_Barrier"))
         return MPI_SUCCESS;
     return PMPI_Barrier(comm);
@@ -26,17 +29,23 @@ int MPI_Barrier(MPI_Comm comm)
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    thread_comm *tc = comm ? thread_owns(*comm) : NULL;
+    if (tc)
+        return thread_comm_free_handle(tc, comm);
     if (shim_active && comm)
         shim_comm_forget(*comm);
     return PMPI_Comm_free(comm);
 }
 
 /* Defines Name (MPI_<Name> and suffix S: empty or _c) with these params:
+ * a thread communicator's call to the thread layer (thread_<Name>), else
  * shoal's path for the call (by_shoal, given the entry point's name for
  * messages), else PMPI_<Name> with args. */
 #define ENTRY_POINT(Name, S, params, by_shoal, args) \
     int Name##S params                               \
     {                                                \
+        if (thread_owns(comm))                       \
+            return thread_##Name##S args;            \
         if (by_shoal)                                \
             return MPI_SUCCESS;                      \
         return P##Name##S args;                      \

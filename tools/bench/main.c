@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bench_run.h"
+#include "thread_bench.h"
 
 static void *alloc_touched(size_t bytes)
 {
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "shmem"))
         setenv("OMPI_MCA_osc", "^rdma", 0);
 #endif
+    if (argc > 1 && !strcmp(argv[1], "thread_latency"))
+        return thread_latency_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "thread_coll"))
+        return thread_coll_main(argc, argv);
     /* MPI_Init, not PMPI_Init: shoal sets itself up there. */
     MPI_Init(&argc, &argv);
     struct bench_context ctx;

@@ -31,6 +31,8 @@ void bench_print_usage(FILE *out)
           "\n"
           "benchmarks: barrier bcast reduce allreduce gather allgather scatter alltoall\n"
           "            reduce_scatter_block reduce_scatter latency bw, or: all (default), collectives, pt2pt\n"
+          "            thread_latency, thread_coll (alone, first: thread ranks of one process against as\n"
+          "            many process ranks; options -m, -i, -x)\n"
           "\n"
           "options (the short ones as the OSU micro-benchmarks name them):\n"
           "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling; K, M, G suffixes allowed\n"

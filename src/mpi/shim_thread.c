@@ -1,0 +1,267 @@
+/* shim_thread: the MPI_* entry points that only thread communicators need
+ * (src/thread): communicator rank and size, dup, attributes, point-to-point,
+ * probes, the wait family, and the collectives shim_bindings.c does not
+ * define. Each sends a thread communicator's call to the thread layer
+ * and any other call to the host unchanged; where no thread communicator
+ * (or none of their requests) lives, that costs one relaxed atomic load.
+ * The other collectives route through shim_bindings.c's entry points.
+ *
+ * May call: every lower layer, and PMPI. */
+#include <mpi.h>
+
+#include "thread.h"
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_rank(tc, rank) : PMPI_Comm_rank(comm, rank);
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_size(tc, size) : PMPI_Comm_size(comm, size);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup(comm, newcomm);
+}
+
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_set_attr(tc, keyval, value) : PMPI_Comm_set_attr(comm, keyval, value);
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_get_attr(tc, keyval, value, flag) : PMPI_Comm_get_attr(comm, keyval, value, flag);
+}
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_delete_attr(tc, keyval) : PMPI_Comm_delete_attr(comm, keyval);
+}
+
+/* The blocking and non-blocking sends of each mode (MPI_Rsend's receive is
+ * posted already, so it is a standard send). */
+#define SEND(Name, mode)                                                                                             \
+    int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)                        \
+    {                                                                                                                \
+        thread_comm *tc = thread_owns(comm);                                                                         \
+        return tc ? thread_send(tc, buf, count, type, dest, tag, mode) : P##Name(buf, count, type, dest, tag, comm); \
+    }
+#define ISEND(Name, mode)                                                                                           \
+    int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) \
+    {                                                                                                               \
+        thread_comm *tc = thread_owns(comm);                                                                        \
+        return tc ? thread_isend(tc, buf, count, type, dest, tag, mode, request)                                    \
+                  : P##Name(buf, count, type, dest, tag, comm, request);                                            \
+    }
+
+SEND(MPI_Send, THREAD_SEND_STANDARD)
+SEND(MPI_Rsend, THREAD_SEND_STANDARD)
+SEND(MPI_Ssend, THREAD_SEND_SYNC)
+SEND(MPI_Bsend, THREAD_SEND_BUFFERED)
+ISEND(MPI_Isend, THREAD_SEND_STANDARD)
+ISEND(MPI_Irsend, THREAD_SEND_STANDARD)
+ISEND(MPI_Issend, THREAD_SEND_SYNC)
+ISEND(MPI_Ibsend, THREAD_SEND_BUFFERED)
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_recv(tc, buf, count, type, source, tag, status)
+              : PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_irecv(tc, buf, count, type, source, tag, request)
+              : PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_sendrecv(tc, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, status)
+              : PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_probe(tc, source, tag, status) : PMPI_Probe(source, tag, comm, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_iprobe(tc, source, tag, flag, status) : PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Wait(request, status);
+    return thread_waitall(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Test(request, flag, status);
+    return thread_testall(1, request, flag, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitall(count, requests, statuses);
+    return thread_waitall(count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Testall(count, requests, flag, statuses);
+    return thread_testall(count, requests, flag, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitany(count, requests, index, status);
+    return thread_waitany(count, requests, index, status);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (!thread_requests_pending())
+        return PMPI_Testany(count, requests, index, flag, status);
+    return thread_testany(count, requests, index, flag, status);
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    return thread_waitsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!thread_requests_pending())
+        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    return thread_testsome(incount, requests, outcount, indices, statuses);
+}
+
+/* Collectives shoal serves on thread communicators only (the others are in
+ * shim_bindings.c), in each binding the host has. */
+#define THREAD_ONLY_COLLECTIVES(S, C, CA, DA)                                                                      \
+    int MPI_Scan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)            \
+    {                                                                                                              \
+        return thread_owns(comm) ? thread_MPI_Scan##S(sbuf, rbuf, count, type, op, comm)                           \
+                                 : PMPI_Scan##S(sbuf, rbuf, count, type, op, comm);                                \
+    }                                                                                                              \
+    int MPI_Exscan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)          \
+    {                                                                                                              \
+        return thread_owns(comm) ? thread_MPI_Exscan##S(sbuf, rbuf, count, type, op, comm)                         \
+                                 : PMPI_Exscan##S(sbuf, rbuf, count, type, op, comm);                              \
+    }                                                                                                              \
+    int MPI_Alltoallw##S(const void *sbuf, const CA scounts[], const DA sdispls[], const MPI_Datatype stypes[],    \
+                         void *rbuf, const CA rcounts[], const DA rdispls[], const MPI_Datatype rtypes[],          \
+                         MPI_Comm comm)                                                                            \
+    {                                                                                                              \
+        return thread_owns(comm)                                                                                   \
+                   ? thread_MPI_Alltoallw##S(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm) \
+                   : PMPI_Alltoallw##S(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);      \
+    }
+
+THREAD_ONLY_COLLECTIVES(, int, int, int)
+#if MPI_VERSION >= 4
+THREAD_ONLY_COLLECTIVES(_c, MPI_Count, MPI_Count, MPI_Aint)
+#endif
+
+int MPI_Request_free(MPI_Request *request)
+{
+    return thread_requests_pending() ? thread_request_free(request) : PMPI_Request_free(request);
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup_with_info(comm, info, newcomm);
+}
+
+/* Calls shoal does not serve on a thread communicator yet: on one, an error
+ * through its error handler; the host would take them for the process
+ * ranks under the handle, several threads at once. */
+#define REFUSED(Name, params, args)                          \
+    int Name params                                          \
+    {                                                        \
+        thread_comm *tc = thread_owns(comm);                 \
+        return tc ? thread_refuse(tc, #Name) : P##Name args; \
+    }
+
+REFUSED(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm))
+REFUSED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
+        (comm, type, key, info, newcomm))
+REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
+/* Its group would be the processes', not the threads'. */
+REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
+REFUSED(MPI_Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
+        (base, size, disp_unit, info, comm, win))
+REFUSED(MPI_Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
+        (size, disp_unit, info, comm, base, win))
+REFUSED(MPI_Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
+        (size, disp_unit, info, comm, base, win))
+REFUSED(MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win), (info, comm, win))
+REFUSED(MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request), (comm, newcomm, request))
+REFUSED(MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, message, status))
+REFUSED(MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, flag, message, status))
+REFUSED(MPI_Send_init,
+        (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, dest, tag, comm, request))
+REFUSED(MPI_Recv_init,
+        (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, source, tag, comm, request))
+REFUSED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+REFUSED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, root, comm, request))
+REFUSED(MPI_Ireduce,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, rbuf, count, type, op, root, comm, request))
+REFUSED(MPI_Iallreduce,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sbuf, rbuf, count, type, op, comm, request))
+REFUSED(MPI_Igather,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iscatter,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iallgather,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+REFUSED(MPI_Ialltoall,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))

@@ -1,0 +1,130 @@
+/* thread: thread ranks, the MPIX_Threadcomm interface MPICH defined, on any
+ * host MPI. A thread communicator's handle is a real communicator of the
+ * host (a duplicate of its parent), so the calls shoal does not route here
+ * (attributes, names, error handlers) reach the host meaningfully; the MPI
+ * layer's entry points send every call shoal serves on one (rank, size,
+ * point-to-point, the wait family, collectives) to the functions below.
+ *
+ * Programs that never make a thread communicator pay one relaxed atomic
+ * load per call for it (thread_owns, thread_requests_pending).
+ *
+ * Owns: the thread communicators (thread_comm.c: init, start, finish, free,
+ * ranks), their point-to-point messages and requests (thread_p2p.c), their
+ * collectives (thread_coll.c).
+ * May call: core, and PMPI (the host MPI). The collectives' step between
+ * processes calls the public MPI_* collectives on a private duplicate of the
+ * parent, so that shoal's own process path serves it where it pays. */
+#ifndef SHOAL_THREAD_H
+#define SHOAL_THREAD_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+typedef struct thread_comm thread_comm;
+
+/* Live thread communicators and user-visible requests, process-wide. */
+extern _Atomic int thread_comms_live;
+extern _Atomic int thread_requests_live;
+
+thread_comm *thread_comm_find(MPI_Comm comm);
+
+/* The thread communicator comm names, or NULL (at once where none lives). */
+static inline thread_comm *thread_owns(MPI_Comm comm)
+{
+    if (!atomic_load_explicit(&thread_comms_live, memory_order_relaxed))
+        return 0;
+    return thread_comm_find(comm);
+}
+
+/* True when some request may be a thread communicator's: the wait family
+ * must route it. */
+static inline bool thread_requests_pending(void)
+{
+    return atomic_load_explicit(&thread_requests_live, memory_order_relaxed) != 0;
+}
+
+/* Communicator queries and MPI_Comm_free on a thread communicator. */
+int thread_comm_rank(thread_comm *tc, int *rank);
+int thread_comm_size(thread_comm *tc, int *size);
+int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
+int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
+/* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
+ * through its error handler, and a warning (once per process). */
+int thread_refuse(thread_comm *tc, const char *call);
+/* Attributes: a started thread's own, as MPICH keeps them. */
+int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
+int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);
+int thread_comm_delete_attr(thread_comm *tc, int keyval);
+
+/* Send modes: MPI_Send and MPI_Rsend (standard), MPI_Ssend (done once a
+ * receive has taken the message), MPI_Bsend (never waits for the receiver:
+ * the message is copied aside where no receive is posted). */
+typedef enum { THREAD_SEND_STANDARD, THREAD_SEND_SYNC, THREAD_SEND_BUFFERED } thread_send_mode;
+
+/* Point-to-point, with MPI's semantics. */
+int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                thread_send_mode mode);
+int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                 thread_send_mode mode, MPI_Request *request);
+int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Status *status);
+int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Request *request);
+int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status);
+int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status);
+int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status);
+
+/* The wait family over arrays that may mix the host's requests and thread
+ * communicators' (generalized requests of the host, completed here). */
+int thread_waitall(int n, MPI_Request requests[], MPI_Status statuses[]);
+int thread_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int thread_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status);
+int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+/* MPI_Request_free and MPI_Cancel, on either kind of request. */
+int thread_request_free(MPI_Request *request);
+int thread_cancel(MPI_Request *request);
+
+/* Collectives on a thread communicator: thread_<MPI name>, with the MPI
+ * function's parameters (thread_coll.c): every blocking collective but the
+ * neighbourhood ones, in both bindings. */
+#define THREAD_COLL_DECLARE(S, C, CA, DA)                                                                              \
+    int thread_MPI_Bcast##S(void *buf, C count, MPI_Datatype type, int root, MPI_Comm comm);                           \
+    int thread_MPI_Reduce##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, int root,            \
+                             MPI_Comm comm);                                                                           \
+    int thread_MPI_Allreduce##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);   \
+    int thread_MPI_Reduce_scatter_block##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op,        \
+                                           MPI_Comm comm);                                                             \
+    int thread_MPI_Reduce_scatter##S(const void *sbuf, void *rbuf, const CA rcounts[], MPI_Datatype type, MPI_Op op,   \
+                                     MPI_Comm comm);                                                                   \
+    int thread_MPI_Gather##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount, MPI_Datatype rtype, \
+                             int root, MPI_Comm comm);                                                                 \
+    int thread_MPI_Gatherv##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, const CA rcounts[],          \
+                              const DA displs[], MPI_Datatype rtype, int root, MPI_Comm comm);                         \
+    int thread_MPI_Allgather##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                  \
+                                MPI_Datatype rtype, MPI_Comm comm);                                                    \
+    int thread_MPI_Allgatherv##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, const CA rcounts[],       \
+                                 const DA displs[], MPI_Datatype rtype, MPI_Comm comm);                                \
+    int thread_MPI_Scatter##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                    \
+                              MPI_Datatype rtype, int root, MPI_Comm comm);                                            \
+    int thread_MPI_Scatterv##S(const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype stype,            \
+                               void *rbuf, C rcount, MPI_Datatype rtype, int root, MPI_Comm comm);                     \
+    int thread_MPI_Alltoall##S(const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount,                   \
+                               MPI_Datatype rtype, MPI_Comm comm);                                                     \
+    int thread_MPI_Alltoallv##S(const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype stype,          \
+                                void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rtype,                \
+                                MPI_Comm comm);                                                                        \
+    int thread_MPI_Alltoallw##S(const void *sbuf, const CA scounts[], const DA sdispls[], const MPI_Datatype stypes[], \
+                                void *rbuf, const CA rcounts[], const DA rdispls[], const MPI_Datatype rtypes[],       \
+                                MPI_Comm comm);                                                                        \
+    int thread_MPI_Scan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);        \
+    int thread_MPI_Exscan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
+THREAD_COLL_DECLARE(, int, int, int)
+#if MPI_VERSION >= 4
+THREAD_COLL_DECLARE(_c, MPI_Count, MPI_Count, MPI_Aint)
+#endif
+int thread_MPI_Barrier(MPI_Comm comm);
+
+#endif

@@ -1,0 +1,548 @@
+/* thread_comm: thread communicators (MPIX_Threadcomm_init, _start, _finish,
+ * _free), the registry that recognises their handles, each thread's rank in
+ * them, the barrier of a process's threads, and datatypes as bytes.
+ *
+ * Ranks are numbered process by process (the parent's order), thread by
+ * thread within a process in their order of arrival at start, as MPICH
+ * documents.
+ *
+ * May call: core, and PMPI. */
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "thread_internal.h"
+
+_Atomic int thread_comms_live;
+bool thread_host_serialised;
+/* Recursive: building and releasing a communicator call helpers that lock it too. */
+pthread_mutex_t thread_host_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/* Live communicators: slots stored with release and read with acquire, so
+ * that a lookup needs no lock; they change only outside parallel regions. */
+#define THREAD_MAX_COMMS 64
+static _Atomic(thread_comm *) registry[THREAD_MAX_COMMS];
+static _Atomic int registry_used; /* slots ever used: lookups look no further */
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+thread_comm *thread_comm_find(MPI_Comm comm)
+{
+    int used = atomic_load_explicit(&registry_used, memory_order_acquire);
+    for (int i = 0; i < used; i++) {
+        thread_comm *tc = atomic_load_explicit(&registry[i], memory_order_acquire);
+        if (tc && tc->handle == comm)
+            return tc;
+    }
+    return NULL;
+}
+
+static bool registry_add(thread_comm *tc)
+{
+    pthread_mutex_lock(&registry_mutex);
+    for (int i = 0; i < THREAD_MAX_COMMS; i++)
+        if (!atomic_load_explicit(&registry[i], memory_order_relaxed)) {
+            atomic_store_explicit(&registry[i], tc, memory_order_release);
+            if (atomic_load_explicit(&registry_used, memory_order_relaxed) <= i)
+                atomic_store_explicit(&registry_used, i + 1, memory_order_release);
+            atomic_fetch_add(&thread_comms_live, 1);
+            pthread_mutex_unlock(&registry_mutex);
+            return true;
+        }
+    pthread_mutex_unlock(&registry_mutex);
+    return false;
+}
+
+static void registry_remove(thread_comm *tc)
+{
+    pthread_mutex_lock(&registry_mutex);
+    for (int i = 0; i < THREAD_MAX_COMMS; i++)
+        if (atomic_load_explicit(&registry[i], memory_order_relaxed) == tc) {
+            atomic_store_explicit(&registry[i], NULL, memory_order_release);
+            atomic_fetch_sub(&thread_comms_live, 1);
+        }
+    pthread_mutex_unlock(&registry_mutex);
+}
+
+/* This thread's places in the communicators it has started. */
+#define THREAD_MAX_STARTED 16
+static _Thread_local struct {
+    const thread_comm *tc;
+    int index;
+    MPI_Comm attributes; /* this thread's attributes on tc, or 0 */
+} started[THREAD_MAX_STARTED];
+static _Thread_local int started_count;
+
+int thread_self(const thread_comm *tc)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc)
+            return started[i].index;
+    return -1;
+}
+
+int thread_error(const thread_comm *tc, int code, const char *what)
+{
+    core_log_debug(1, "thread communicator: %s", what);
+    PMPI_Comm_call_errhandler(tc->handle, code);
+    return code;
+}
+
+/* Polls before a waiting thread yields: many where each of a process's
+ * threads may have a core of its own, a few where they take turns on cores
+ * (as under a launcher that binds each process to one core). */
+static _Atomic unsigned spin_limit = 2048;
+
+static void choose_spin(int threads)
+{
+    cpu_set_t mask;
+    int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : core_cpu_count();
+    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 16u, memory_order_relaxed);
+}
+
+int thread_refuse(thread_comm *tc, const char *call)
+{
+    core_log_warn_once("%s on a thread communicator is not served by shoal yet: MPI_ERR_OTHER", call);
+    return thread_error(tc, MPI_ERR_OTHER, call);
+}
+
+void thread_pause(unsigned *spins)
+{
+    unsigned n = (*spins)++, limit = atomic_load_explicit(&spin_limit, memory_order_relaxed);
+    if (n < limit)
+        core_cpu_relax();
+    else if (n < limit + 20000)
+        sched_yield();
+    else
+        nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
+}
+
+void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg)
+{
+    unsigned generation = atomic_load_explicit(&b->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == b->n - 1) {
+        if (last)
+            last(arg);
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->generation, generation + 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    while (atomic_load_explicit(&b->generation, memory_order_acquire) == generation) {
+        thread_comm *owner = atomic_load_explicit(&b->owner, memory_order_acquire);
+        if (owner)
+            thread_progress(owner);
+        thread_pause(&spins);
+    }
+}
+
+bool thread_layout_of(MPI_Datatype type, thread_layout *out)
+{
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return false;
+    out->size = (size_t)size;
+    out->extent = extent;
+    out->lb = true_lb;
+    out->true_extent = true_extent;
+    out->dense = (MPI_Aint)size == true_extent && extent == (MPI_Aint)size;
+    return true;
+}
+
+size_t thread_span(const thread_layout *l, size_t count)
+{
+    return count ? (size_t)l->true_extent + (count - 1) * (size_t)l->extent : 0;
+}
+
+int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes)
+{
+    size_t n = count * l->size;
+    if (!n)
+        return MPI_SUCCESS;
+    if (l->dense) {
+        memcpy(bytes, (const char *)buf + l->lb, n);
+        return MPI_SUCCESS;
+    }
+    if (count > INT_MAX || n > INT_MAX)
+        return MPI_ERR_COUNT;
+    int position = 0;
+    thread_host_lock();
+    int rc = PMPI_Pack(buf, (int)count, type, bytes, (int)n, &position, MPI_COMM_SELF);
+    thread_host_unlock();
+    return rc;
+}
+
+int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l)
+{
+    if (!n)
+        return MPI_SUCCESS;
+    if (l->dense) {
+        memcpy((char *)buf + l->lb, bytes, n);
+        return MPI_SUCCESS;
+    }
+    if (n > INT_MAX)
+        return MPI_ERR_COUNT;
+    int position = 0;
+    thread_host_lock();
+    int rc = PMPI_Unpack(bytes, (int)n, &position, buf, (int)(n / l->size), type, MPI_COMM_SELF);
+    thread_host_unlock();
+    return rc;
+}
+
+static void thread_comm_destroy(thread_comm *tc)
+{
+    free(tc->offset);
+    free(tc->proc_of);
+    free(tc->counts);
+    free(tc->displs);
+    free(tc->slot);
+    free(tc->stage);
+    free(tc->scratch[0]);
+    free(tc->scratch[1]);
+    free(tc);
+}
+
+static bool valid_comm(MPI_Comm comm) { return comm != MPI_COMM_NULL && comm; }
+
+/* A communicator of threads[p] threads on each process p of parent (this
+ * process's nthreads): its layout, its three duplicates of parent, its
+ * queues, registered. Collective over parent's processes (one thread each). */
+static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm **out)
+{
+    thread_comm *tc = calloc(1, sizeof *tc);
+    if (!tc)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_ERR_NO_MEM;
+    PMPI_Comm_size(parent, &tc->nprocs);
+    PMPI_Comm_rank(parent, &tc->my_proc);
+    tc->offset = malloc(((size_t)tc->nprocs + 1) * sizeof *tc->offset);
+    tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
+    tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
+    tc->slot = calloc((size_t)nthreads, sizeof *tc->slot);
+    tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
+    if (tc->stage)
+        memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage)
+        goto fail;
+    long long total = 0;
+    for (int p = 0; p < tc->nprocs; p++) {
+        if (threads[p] < 1 || total + threads[p] > INT_MAX) {
+            rc = MPI_ERR_ARG;
+            goto fail;
+        }
+        tc->offset[p] = (int)total;
+        total += threads[p];
+    }
+    tc->offset[tc->nprocs] = (int)total;
+    tc->size = (int)total;
+    tc->nthreads = nthreads;
+    rc = MPI_ERR_NO_MEM;
+    if (!(tc->proc_of = malloc((size_t)tc->size * sizeof *tc->proc_of)))
+        goto fail;
+    for (int p = 0; p < tc->nprocs; p++)
+        for (int r = tc->offset[p]; r < tc->offset[p + 1]; r++)
+            tc->proc_of[r] = p;
+    tc->barrier.n = nthreads;
+    atomic_store(&tc->barrier.owner, tc);
+    choose_spin(nthreads);
+    if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_dup(parent, &tc->procs)) != MPI_SUCCESS)
+        goto fail;
+    PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
+    if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
+        goto fail;
+    if (!registry_add(tc)) {
+        thread_p2p_destroy(tc);
+        rc = MPI_ERR_INTERN;
+        goto fail;
+    }
+    *out = tc;
+    return MPI_SUCCESS;
+fail:
+    if (valid_comm(tc->handle))
+        PMPI_Comm_free(&tc->handle);
+    if (valid_comm(tc->wire))
+        PMPI_Comm_free(&tc->wire);
+    if (valid_comm(tc->procs))
+        PMPI_Comm_free(&tc->procs);
+    thread_comm_destroy(tc);
+    return rc;
+}
+
+/* Undoes build: collective over the processes (one thread each). */
+static void release(thread_comm *tc)
+{
+    thread_p2p_destroy(tc);
+    registry_remove(tc);
+    PMPI_Comm_free(&tc->wire);
+    /* Through shoal's entry point: its process path may hold state for it. */
+    MPI_Comm_free(&tc->procs);
+    PMPI_Comm_free(&tc->handle);
+}
+
+/* MPICH: outside parallel regions, collective over comm; every process
+ * names how many of its threads will start the new communicator. */
+int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm)
+{
+    int initialized = 0, inter = 0;
+    PMPI_Initialized(&initialized);
+    if (!initialized || !newthreadcomm)
+        return MPI_ERR_ARG;
+    if (!valid_comm(comm) || thread_owns(comm))
+        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_COMM), MPI_ERR_COMM;
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (!thread_host_serialised)
+            core_log_once("thread communicators: the host MPI runs at thread level %d, not MPI_THREAD_MULTIPLE: "
+                          "shoal's calls to it take turns under a lock",
+                          provided);
+        thread_host_serialised = true;
+    }
+    /* Every process learns every count, a bad one included, so that all
+     * fail alike instead of some waiting for the others. */
+    int nprocs = 0;
+    PMPI_Comm_size(comm, &nprocs);
+    int *threads = malloc((size_t)nprocs * sizeof *threads);
+    if (!threads)
+        return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
+    int rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
+    thread_comm *tc = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = build(comm, threads, num_threads, &tc);
+    free(threads);
+    if (rc != MPI_SUCCESS)
+        return PMPI_Comm_call_errhandler(comm, rc), rc;
+    *newthreadcomm = tc->handle;
+    return MPI_SUCCESS;
+}
+
+/* Adds tc at this thread's place in this thread's started list. */
+static bool add_started(const thread_comm *tc, int index)
+{
+    if (started_count == THREAD_MAX_STARTED)
+        return false;
+    started[started_count].tc = tc;
+    started[started_count].index = index;
+    started[started_count].attributes = 0;
+    started_count++;
+    return true;
+}
+
+/* Each thread's attributes on a thread communicator (MPICH keeps them per
+ * thread) live on a host communicator of its own, a duplicate of
+ * MPI_COMM_SELF made at its first MPI_Comm_set_attr; freeing it at finish
+ * runs the keyvals' delete functions, as MPICH's finish does. Duplicating
+ * and freeing one communicator are collective calls on it, so threads take
+ * turns. */
+static pthread_mutex_t attributes_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void drop_started(const thread_comm *tc)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc) {
+            if (started[i].attributes) {
+                pthread_mutex_lock(&attributes_mutex);
+                thread_host_lock();
+                PMPI_Comm_free(&started[i].attributes);
+                thread_host_unlock();
+                pthread_mutex_unlock(&attributes_mutex);
+            }
+            started[i] = started[--started_count];
+            return;
+        }
+}
+
+/* This thread's attribute communicator on tc (made if `make`), or 0. */
+static MPI_Comm thread_attributes(const thread_comm *tc, bool make)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc) {
+            if (!started[i].attributes && make) {
+                pthread_mutex_lock(&attributes_mutex);
+                thread_host_lock();
+                if (PMPI_Comm_dup(MPI_COMM_SELF, &started[i].attributes) != MPI_SUCCESS)
+                    started[i].attributes = 0;
+                thread_host_unlock();
+                pthread_mutex_unlock(&attributes_mutex);
+            }
+            return started[i].attributes;
+        }
+    return 0;
+}
+
+/* A started thread's attributes are its own; others' calls, and keys this
+ * thread has not set (the predefined ones, those set outside the region),
+ * reach the handle. */
+int thread_comm_set_attr(thread_comm *tc, int keyval, void *value)
+{
+    MPI_Comm mine = thread_attributes(tc, true);
+    return PMPI_Comm_set_attr(mine ? mine : tc->handle, keyval, value);
+}
+
+int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag)
+{
+    MPI_Comm mine = thread_attributes(tc, false);
+    int rc = MPI_SUCCESS;
+    *flag = 0;
+    if (mine)
+        rc = PMPI_Comm_get_attr(mine, keyval, value, flag);
+    if (rc == MPI_SUCCESS && !*flag)
+        rc = PMPI_Comm_get_attr(tc->handle, keyval, value, flag);
+    return rc;
+}
+
+int thread_comm_delete_attr(thread_comm *tc, int keyval)
+{
+    MPI_Comm mine = thread_attributes(tc, false);
+    void *value;
+    int flag = 0;
+    if (mine && PMPI_Comm_get_attr(mine, keyval, &value, &flag) == MPI_SUCCESS && flag)
+        return PMPI_Comm_delete_attr(mine, keyval);
+    return PMPI_Comm_delete_attr(tc->handle, keyval);
+}
+
+/* MPI_Comm_dup inside the parallel region, by every thread: a thread
+ * communicator of the same ranks, started already, which MPI_Comm_free
+ * ends (as MPICH's derived thread communicators). The first thread of each
+ * process builds it; the others take it at the next meeting. */
+int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
+{
+    int self = thread_self(tc);
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_dup by a thread that has not started the thread communicator");
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    if (self == 0) {
+        int *threads = malloc((size_t)tc->nprocs * sizeof *threads);
+        if (!threads)
+            core_fatal("out of memory for %d thread counts", tc->nprocs);
+        for (int p = 0; p < tc->nprocs; p++)
+            threads[p] = tc->offset[p + 1] - tc->offset[p];
+        thread_host_lock();
+        int rc = build(tc->handle, threads, tc->nthreads, &tc->dup);
+        thread_host_unlock();
+        free(threads);
+        if (rc != MPI_SUCCESS)
+            tc->dup = NULL;
+        else
+            tc->dup->parent = tc;
+    }
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    thread_comm *dup = tc->dup;
+    if (!dup || !add_started(dup, self)) {
+        thread_barrier_wait(&tc->barrier, NULL, NULL);
+        return thread_error(tc, MPI_ERR_OTHER, "MPI_Comm_dup of a thread communicator failed");
+    }
+    *newcomm = dup->handle;
+    /* tc->dup is read by every thread before the first may dup again. */
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    return MPI_SUCCESS;
+}
+
+static void reset_arrivals(void *arg) { atomic_store(&((thread_comm *)arg)->arrivals, 0); }
+
+/* MPICH: inside the parallel region, by every thread of the process. */
+int MPIX_Threadcomm_start(MPI_Comm threadcomm)
+{
+    thread_comm *tc = thread_owns(threadcomm);
+    if (!tc)
+        return PMPI_Comm_call_errhandler(threadcomm == MPI_COMM_NULL ? MPI_COMM_WORLD : threadcomm, MPI_ERR_COMM),
+               MPI_ERR_COMM;
+    if (thread_self(tc) >= 0)
+        return thread_error(tc, MPI_ERR_OTHER, "MPIX_Threadcomm_start twice by one thread");
+    if (started_count == THREAD_MAX_STARTED)
+        return thread_error(tc, MPI_ERR_OTHER, "too many thread communicators started by one thread");
+    int index = atomic_fetch_add(&tc->arrivals, 1);
+    if (index >= tc->nthreads)
+        return thread_error(tc, MPI_ERR_OTHER,
+                            "more threads called MPIX_Threadcomm_start than MPIX_Threadcomm_init named");
+    started[started_count].tc = tc;
+    started[started_count].index = index;
+    started_count++;
+    /* Every thread has its rank before any returns: ranks are final. */
+    thread_barrier_wait(&tc->barrier, reset_arrivals, tc);
+    return MPI_SUCCESS;
+}
+
+int MPIX_Threadcomm_finish(MPI_Comm threadcomm)
+{
+    thread_comm *tc = thread_owns(threadcomm);
+    if (!tc)
+        return PMPI_Comm_call_errhandler(threadcomm == MPI_COMM_NULL ? MPI_COMM_WORLD : threadcomm, MPI_ERR_COMM),
+               MPI_ERR_COMM;
+    if (thread_self(tc) < 0)
+        return thread_error(tc, MPI_ERR_OTHER, "MPIX_Threadcomm_finish by a thread that did not start it");
+    /* No thread leaves while another may still send to it. */
+    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    drop_started(tc);
+    return MPI_SUCCESS;
+}
+
+/* MPICH: outside parallel regions, collective over the parent's processes. */
+int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
+{
+    thread_comm *tc = threadcomm ? thread_owns(*threadcomm) : NULL;
+    if (!tc)
+        return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    if (tc->parent)
+        return thread_error(tc, MPI_ERR_COMM, "MPIX_Threadcomm_free of a duplicate: MPI_Comm_free ends those");
+    release(tc);
+    thread_comm_destroy(tc);
+    *threadcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+static void stop_progress(void *arg) { atomic_store(&((thread_comm *)arg)->barrier.owner, NULL); }
+
+/* MPI_Comm_free: a duplicate, inside the region by every thread; else as
+ * MPIX_Threadcomm_free, outside it. */
+int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
+{
+    int self = thread_self(tc);
+    if (!tc->parent) {
+        if (self >= 0)
+            return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free on a started thread communicator");
+        return MPIX_Threadcomm_free(comm);
+    }
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM,
+                            "MPI_Comm_free of a duplicated thread communicator by a thread outside it");
+    /* Every thread leaves tc at its barrier, whose last arrival stops its
+     * waiters moving tc's messages, and meets the others again on the
+     * communicator tc came from: then no thread touches tc, and the first
+     * releases it. */
+    thread_comm *parent = tc->parent;
+    thread_barrier_wait(&tc->barrier, stop_progress, tc);
+    drop_started(tc);
+    thread_barrier_wait(&parent->barrier, NULL, NULL);
+    if (self == 0) {
+        thread_host_lock();
+        release(tc);
+        thread_host_unlock();
+        thread_comm_destroy(tc);
+    }
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int thread_comm_rank(thread_comm *tc, int *rank)
+{
+    int self = thread_self(tc);
+    if (self < 0)
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_rank by a thread that has not started the thread communicator");
+    *rank = tc->offset[tc->my_proc] + self;
+    return MPI_SUCCESS;
+}
+
+int thread_comm_size(thread_comm *tc, int *size)
+{
+    *size = tc->size;
+    return MPI_SUCCESS;
+}

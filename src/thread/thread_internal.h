@@ -1,0 +1,166 @@
+/* thread_internal: what the thread layer's files share: the communicator's
+ * state, the barrier of a process's threads, datatypes as bytes, and the
+ * host lock.
+ *
+ * May call: core, and PMPI. */
+#ifndef SHOAL_THREAD_INTERNAL_H
+#define SHOAL_THREAD_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "thread.h"
+
+/* The threads of one process meeting: the last to arrive runs `last` (with
+ * every other thread still waiting) and releases them. Those waiting move
+ * the host's messages for `owner` meanwhile: a receive posted before a
+ * collective must still be able to complete a sender's MPI_Ssend. */
+typedef struct thread_barrier {
+    _Atomic int arrived;
+    _Atomic unsigned generation;
+    int n;
+    _Atomic(struct thread_comm *) owner;
+} thread_barrier;
+
+void thread_barrier_wait(thread_barrier *b, void (*last)(void *), void *arg);
+
+/* Backing off in a wait: spins first, then yields, then sleeps a little,
+ * since threads of several ranks may take turns on a core. */
+void thread_pause(unsigned *spins);
+
+/* A thread's buffers, published to its process's others for a collective. */
+typedef struct thread_slot {
+    _Alignas(64) const void *sbuf;
+    void *rbuf;
+} thread_slot;
+
+/* A thread's staging area for short collectives within one process: it
+ * copies its input here and goes on; `expect` threads read it, each adding
+ * to `reads`, and the owner waits for them before writing it again. */
+#define THREAD_STAGE_BYTES 4096
+typedef struct thread_stage {
+    _Alignas(64) _Atomic int reads;
+    int expect;
+    char bytes[THREAD_STAGE_BYTES];
+} thread_stage;
+
+struct thread_mailbox;
+struct thread_outgoing;
+
+struct thread_comm {
+    MPI_Comm handle; /* the user's: a duplicate of the parent */
+    MPI_Comm wire;   /* point-to-point between processes */
+    MPI_Comm procs;  /* the collectives' process step (first threads only) */
+    int nprocs, my_proc;
+    int nthreads;         /* this process's threads */
+    int size;             /* every process's */
+    int *offset;          /* per process, its first thread rank; offset[nprocs] = size */
+    int *proc_of;         /* per thread rank, its process */
+    int *counts, *displs; /* per process: the first thread's per-call scratch */
+    /* MPIX_Threadcomm_start and _finish */
+    _Atomic int arrivals;
+    thread_barrier barrier;
+    /* point-to-point */
+    struct thread_mailbox *box; /* per thread of this process */
+    pthread_mutex_t progress_lock, out_lock;
+    struct thread_outgoing *out; /* host sends still in flight */
+    /* MPI_Comm_dup inside the region: the communicator it came from, the
+     * one its first thread built */
+    struct thread_comm *parent, *dup;
+    /* collectives: each thread's buffers, scratch the last to arrive grows */
+    thread_slot *slot;
+    thread_stage *stage; /* per thread */
+    char *scratch[2];
+    size_t scratch_size[2];
+    _Atomic size_t scratch_need[2];
+};
+
+/* This thread's place in tc (its order of arrival at start), or -1. */
+int thread_self(const thread_comm *tc);
+
+/* An error through tc's error handler, as the host reports its own. */
+int thread_error(const thread_comm *tc, int code, const char *what);
+
+/* Count elements of an MPI datatype as bytes. */
+typedef struct thread_layout {
+    size_t size;          /* data bytes per element */
+    MPI_Aint extent, lb;  /* element stride; where its bytes begin (true lb) */
+    MPI_Aint true_extent; /* span of one element's bytes */
+    bool dense;           /* an element is size bytes at lb, elements abut */
+} thread_layout;
+
+bool thread_layout_of(MPI_Datatype type, thread_layout *out);
+/* Bytes spanned by count elements, from buf + lb. */
+size_t thread_span(const thread_layout *l, size_t count);
+/* count elements at buf to bytes (packed), and back; n bytes in all. */
+int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes);
+int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l);
+
+/* Host MPI calls from several threads at once: where the host was not
+ * initialised with MPI_THREAD_MULTIPLE, they take turns under one lock. */
+extern bool thread_host_serialised;
+extern pthread_mutex_t thread_host_mutex;
+static inline void thread_host_lock(void)
+{
+    if (thread_host_serialised)
+        pthread_mutex_lock(&thread_host_mutex);
+}
+static inline void thread_host_unlock(void)
+{
+    if (thread_host_serialised)
+        pthread_mutex_unlock(&thread_host_mutex);
+}
+
+/* A send or receive in progress (thread_p2p.c). */
+typedef struct thread_req {
+    struct thread_req *next; /* in a posted queue */
+    thread_comm *tc;
+    _Atomic int done;
+    bool is_recv;
+    /* a receive: where, and what it takes */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    thread_layout layout;
+    int source, tag;
+    struct thread_mailbox *box; /* where it is posted */
+    bool cancelled;
+    /* its outcome */
+    int got_source, got_tag, error;
+    size_t got_bytes;
+    /* handed to the user */
+    MPI_Request handle;
+    struct thread_req *registry_next;
+} thread_req;
+
+/* Point-to-point state of a communicator (thread_p2p.c). */
+int thread_p2p_create(thread_comm *tc);
+/* Waits until every host send of tc is done and every process is there
+ * (collective over the parent's processes), then frees the queues. */
+void thread_p2p_destroy(thread_comm *tc);
+/* Moves what the host has for tc's threads into their mailboxes. */
+void thread_progress(thread_comm *tc);
+
+/* The collectives' own messages, on tags below the user's (THREAD_TAG_*),
+ * which MPI_ANY_TAG never takes: start a send or receive in req (zeroed),
+ * then wait for n of them (the first receive's error). */
+enum {
+    THREAD_TAG_GATHERV = -1001,
+    THREAD_TAG_SCATTERV,
+    THREAD_TAG_ALLGATHERV,
+    THREAD_TAG_ALLTOALLV,
+    THREAD_TAG_ALLTOALLW,
+    THREAD_TAG_SCAN
+};
+int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     thread_req *req);
+int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,
+                     thread_req *req);
+int thread_coll_wait(thread_req *reqs, int n);
+
+#endif

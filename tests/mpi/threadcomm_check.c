@@ -1,0 +1,570 @@
+/* Thread communicators (MPIX_Threadcomm): every process starts T threads
+ * (T+1 on odd ranks with --uneven), each a rank of the thread communicator,
+ * and each call shoal serves on it is checked against values computed
+ * locally from the ranks: size and ranks, point-to-point around a ring (each
+ * size class: eager, single copy, a strided datatype), MPI_ANY_SOURCE from
+ * local and remote senders with per-sender order, non-overtaking order over
+ * mixed sizes, probes, MPI_Ssend, MPI_Sendrecv, truncation through
+ * MPI_ERRORS_RETURN, every collective from every root. --loops L frees and
+ * re-creates the communicator L times.
+ *   threadcomm_check [--threads T] [--uneven] [--loops L] */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_common.h"
+#include "mpix_threadcomm.h"
+
+static int threads_here, world_rank, world_size;
+static int *first_rank, total_ranks; /* per process: its first thread rank */
+static MPI_Comm tcomm;
+static _Atomic long failures;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            if (atomic_fetch_add(&failures, 1) < 20) {                         \
+                fprintf(stderr, "[world %d] line %d: ", world_rank, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                  \
+                fputc('\n', stderr);                                           \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+static int value(int rank, int i, int salt) { return rank * 100003 + i * 7 + salt; }
+
+static void ring(int rank, int size)
+{
+    static const int counts[] = {0, 1, 100, 1024, 3000, 70000};
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        int n = counts[k];
+        int *out = malloc(sizeof(int) * (n + 1)), *in = malloc(sizeof(int) * (n + 1));
+        for (int i = 0; i < n; i++)
+            out[i] = value(rank, i, (int)k);
+        /* Irecv + Send */
+        MPI_Request req;
+        MPI_Status st;
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Irecv(in, n, MPI_INT, left, 5, tcomm, &req);
+        MPI_Send(out, n, MPI_INT, right, 5, tcomm);
+        MPI_Wait(&req, &st);
+        int got = -1;
+        MPI_Get_count(&st, MPI_INT, &got);
+        EXPECT(st.MPI_SOURCE == left && st.MPI_TAG == 5 && got == n, "ring status %d %d %d", st.MPI_SOURCE, st.MPI_TAG,
+               got);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "ring n=%d in[%d]=%d", n, i, in[i]);
+        /* Sendrecv */
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Sendrecv(out, n, MPI_INT, right, 6, in, n, MPI_INT, left, 6, tcomm, &st);
+        MPI_Get_count(&st, MPI_INT, &got);
+        EXPECT(st.MPI_SOURCE == left && got == n, "sendrecv status");
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "sendrecv n=%d in[%d]=%d", n, i, in[i]);
+        /* Isend + Irecv + Waitall, and Ssend against a posted receive */
+        MPI_Request reqs[2];
+        MPI_Status sts[2];
+        memset(in, 0xff, sizeof(int) * (n + 1));
+        MPI_Isend(out, n, MPI_INT, right, 7, tcomm, &reqs[0]);
+        MPI_Irecv(in, n, MPI_INT, MPI_ANY_SOURCE, 7, tcomm, &reqs[1]);
+        MPI_Waitall(2, reqs, sts);
+        EXPECT(sts[1].MPI_SOURCE == left && sts[1].MPI_TAG == 7, "waitall status %d", sts[1].MPI_SOURCE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "waitall n=%d in[%d]=%d", n, i, in[i]);
+        MPI_Irecv(in, n, MPI_INT, left, 8, tcomm, &req);
+        MPI_Ssend(out, n, MPI_INT, right, 8, tcomm);
+        int flag = 0;
+        while (!flag)
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "ssend n=%d in[%d]=%d", n, i, in[i]);
+        /* MPI_Bsend returns before any receive is posted, whatever the
+         * length; MPI_Rsend meets a posted one. */
+        MPI_Bsend(out, n, MPI_INT, right, 10, tcomm);
+        MPI_Recv(in, n, MPI_INT, left, 10, tcomm, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "bsend n=%d in[%d]=%d", n, i, in[i]);
+        MPI_Irecv(in, n, MPI_INT, left, 14, tcomm, &req);
+        MPI_Barrier(tcomm); /* every receive is posted before any ready send */
+        MPI_Rsend(out, n, MPI_INT, right, 14, tcomm);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            EXPECT(in[i] == value(left, i, (int)k), "rsend n=%d in[%d]=%d", n, i, in[i]);
+        free(out);
+        free(in);
+    }
+    /* A strided datatype both ways (packed, not dense): every other int. */
+    MPI_Datatype every_other;
+    MPI_Type_vector(50, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int out[100], in[100];
+    for (int i = 0; i < 100; i++) {
+        out[i] = value(rank, i, 99);
+        in[i] = -1;
+    }
+    MPI_Sendrecv(out, 1, every_other, right, 9, in + 1, 1, every_other, left, 9, tcomm, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 100; i++)
+        EXPECT(in[i] == (i % 2 ? value(left, i - 1, 99) : -1), "strided in[%d]=%d", i, in[i]);
+    MPI_Type_free(&every_other);
+}
+
+/* Every rank but 0 sends `per` messages to rank 0, tagged with its rank;
+ * rank 0 takes them from any source and checks each sender's order. */
+static void any_source(int rank, int size)
+{
+    const int per = 6;
+    if (rank) {
+        for (int s = 0; s < per; s++) {
+            int msg[2] = {rank, s};
+            MPI_Send(msg, 2, MPI_INT, 0, rank, tcomm);
+        }
+        MPI_Barrier(tcomm); /* no later message meets rank 0's MPI_ANY_TAG */
+        return;
+    }
+    int *next = calloc((size_t)size, sizeof *next);
+    for (int k = 0; k < per * (size - 1); k++) {
+        int msg[2] = {-1, -1};
+        MPI_Status st;
+        MPI_Recv(msg, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, tcomm, &st);
+        EXPECT(msg[0] == st.MPI_SOURCE && msg[0] == st.MPI_TAG && msg[0] > 0 && msg[0] < size,
+               "any_source: message %d from status source %d tag %d", msg[0], st.MPI_SOURCE, st.MPI_TAG);
+        if (msg[0] > 0 && msg[0] < size) {
+            EXPECT(msg[1] == next[msg[0]], "any_source: from %d got #%d, expected #%d", msg[0], msg[1], next[msg[0]]);
+            next[msg[0]] = msg[1] + 1;
+        }
+    }
+    free(next);
+    MPI_Barrier(tcomm);
+}
+
+/* Rank size-1 sends 24 messages of alternating sizes (eager and single
+ * copy) with one tag to rank 0, which must take them in order. */
+static void order(int rank, int size)
+{
+    enum { N = 24, BIG = 5000 };
+    int from = size - 1;
+    if ((rank != 0 && rank != from) || size == 1)
+        return;
+    int *bufs = malloc(sizeof(int) * N * BIG);
+    MPI_Request reqs[N];
+    for (int m = 0; m < N; m++) {
+        int n = m % 2 ? BIG : 3, *b = bufs + m * BIG;
+        if (rank == from) {
+            for (int i = 0; i < n; i++)
+                b[i] = m * 1000 + i;
+            MPI_Isend(b, n, MPI_INT, 0, 3, tcomm, &reqs[m]);
+        } else {
+            MPI_Irecv(b, BIG, MPI_INT, from, 3, tcomm, &reqs[m]);
+        }
+    }
+    MPI_Status sts[N];
+    MPI_Waitall(N, reqs, sts);
+    if (rank == 0)
+        for (int m = 0; m < N; m++) {
+            int got = -1;
+            MPI_Get_count(&sts[m], MPI_INT, &got);
+            EXPECT(got == (m % 2 ? BIG : 3) && bufs[m * BIG] == m * 1000 &&
+                       bufs[m * BIG + got - 1] == m * 1000 + got - 1,
+                   "order: message %d has %d ints, first %d", m, got, bufs[m * BIG]);
+        }
+    free(bufs);
+}
+
+/* Probe for a message of a size the receiver does not know, then take it;
+ * then a receive too short for its message. */
+static void probe_and_truncate(int rank, int size)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int n = 10 + rank, out[64], in[64];
+    for (int i = 0; i < n; i++)
+        out[i] = value(rank, i, 4);
+    MPI_Request req;
+    MPI_Isend(out, n, MPI_INT, right, 11, tcomm, &req);
+    MPI_Status st;
+    int flag = 0;
+    while (!flag)
+        MPI_Iprobe(MPI_ANY_SOURCE, 11, tcomm, &flag, &st);
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, tcomm, &st);
+    int got = -1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    EXPECT(st.MPI_SOURCE == left && st.MPI_TAG == 11 && got == 10 + left, "probe: %d %d %d", st.MPI_SOURCE, st.MPI_TAG,
+           got);
+    MPI_Recv(in, got, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, tcomm, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < got; i++)
+        EXPECT(in[i] == value(left, i, 4), "probe: in[%d]=%d", i, in[i]);
+    /* Truncation: blocking and through MPI_Wait. */
+    MPI_Send(out, 10, MPI_INT, right, 12, tcomm);
+    int rc = MPI_Recv(in, 5, MPI_INT, left, 12, tcomm, &st), cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_TRUNCATE, "truncation: error class %d", cls);
+    MPI_Send(out, 10, MPI_INT, right, 13, tcomm);
+    MPI_Irecv(in, 4, MPI_INT, left, 13, tcomm, &req);
+    rc = MPI_Wait(&req, &st);
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_TRUNCATE, "truncation through MPI_Wait: error class %d", cls);
+    /* Bad arguments: an error of the right class through MPI_ERRORS_RETURN,
+     * nothing sent, nothing left waiting. */
+    static const struct {
+        int dest, tag, count, expect;
+    } bad[] = {
+        {-5, 1, 1, MPI_ERR_RANK}, {1 << 30, 1, 1, MPI_ERR_RANK}, {0, -5, 1, MPI_ERR_TAG}, {0, 1, -1, MPI_ERR_COUNT}};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        MPI_Error_class(MPI_Send(out, bad[b].count, MPI_INT, bad[b].dest, bad[b].tag, tcomm), &cls);
+        EXPECT(cls == bad[b].expect, "bad send %zu: error class %d, expected %d", b, cls, bad[b].expect);
+    }
+    MPI_Error_class(MPI_Recv(in, 1, MPI_INT, size, 1, tcomm, MPI_STATUS_IGNORE), &cls);
+    EXPECT(cls == MPI_ERR_RANK, "receive from rank %d: error class %d", size, cls);
+    MPI_Error_class(MPI_Bcast(in, 1, MPI_INT, size, tcomm), &cls);
+    EXPECT(cls == MPI_ERR_ROOT, "bcast from root %d: error class %d", size, cls);
+    /* MPI_Cancel of a receive nothing matches; MPI_Request_free of a send
+     * (short and long) whose receive comes later. */
+    MPI_Irecv(in, 1, MPI_INT, left, 77, tcomm, &req);
+    MPI_Cancel(&req);
+    MPI_Wait(&req, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    EXPECT(cancelled && req == MPI_REQUEST_NULL, "a cancelled receive: cancelled %d", cancelled);
+    int *big = malloc(sizeof(int) * 5000), *got_big = malloc(sizeof(int) * 5000);
+    for (int i = 0; i < 5000; i++)
+        big[i] = value(rank, i, 78);
+    for (int len = 1; len <= 5000; len += 4999) {
+        MPI_Isend(big, len, MPI_INT, right, 78, tcomm, &req);
+        MPI_Request_free(&req);
+        EXPECT(req == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+        MPI_Recv(got_big, len, MPI_INT, left, 78, tcomm, MPI_STATUS_IGNORE);
+        for (int i = 0; i < len; i++)
+            EXPECT(got_big[i] == value(left, i, 78), "freed send of %d: [%d]=%d", len, i, got_big[i]);
+    }
+    MPI_Barrier(tcomm); /* every freed send has been received: big may go */
+    free(big);
+    free(got_big);
+    /* Calls shoal does not serve on thread communicators are refused, not
+     * handed to the host for the process ranks under the handle. */
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Error_class(MPI_Comm_split(tcomm, 0, rank, &split), &cls);
+    EXPECT(cls == MPI_ERR_OTHER && split == MPI_COMM_NULL, "MPI_Comm_split: error class %d", cls);
+    MPI_Barrier(tcomm);
+}
+
+static void collectives(int rank, int size)
+{
+    static const int counts[] = {1, 37, 3000};
+    MPI_Barrier(tcomm);
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        int n = counts[k];
+        int *a = malloc(sizeof(int) * (size_t)n * size), *b = malloc(sizeof(int) * (size_t)n * size);
+        double *d = malloc(sizeof(double) * n), *e = malloc(sizeof(double) * n);
+        for (int root = 0; root < size; root++) {
+            for (int i = 0; i < n; i++)
+                a[i] = rank == root ? value(root, i, 1) : -1;
+            MPI_Bcast(a, n, MPI_INT, root, tcomm);
+            for (int i = 0; i < n; i++)
+                EXPECT(a[i] == value(root, i, 1), "bcast root %d n %d a[%d]=%d", root, n, i, a[i]);
+            for (int i = 0; i < n; i++)
+                d[i] = rank + i * 0.5;
+            MPI_Reduce(d, e, n, MPI_DOUBLE, MPI_SUM, root, tcomm);
+            if (rank == root)
+                for (int i = 0; i < n; i++)
+                    EXPECT(e[i] == size * (size - 1) / 2.0 + size * i * 0.5, "reduce root %d e[%d]=%g", root, i, e[i]);
+            for (int i = 0; i < n; i++)
+                a[i] = value(rank, i, 2);
+            MPI_Gather(a, n, MPI_INT, b, n, MPI_INT, root, tcomm);
+            if (rank == root)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++)
+                        EXPECT(b[r * n + i] == value(r, i, 2), "gather root %d from %d [%d]", root, r, i);
+            if (rank == root)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++)
+                        a[r * n + i] = value(r, i, 3);
+            MPI_Scatter(a, n, MPI_INT, b, n, MPI_INT, root, tcomm);
+            for (int i = 0; i < n; i++)
+                EXPECT(b[i] == value(rank, i, 3), "scatter root %d [%d]=%d", root, i, b[i]);
+        }
+        for (int i = 0; i < n; i++)
+            d[i] = rank * 2.0 + i;
+        MPI_Allreduce(d, e, n, MPI_DOUBLE, MPI_SUM, tcomm);
+        for (int i = 0; i < n; i++)
+            EXPECT(e[i] == size * (size - 1.0) + (double)size * i, "allreduce e[%d]=%g", i, e[i]);
+        for (int i = 0; i < n; i++)
+            a[i] = value(rank, i, 5) % 1000;
+        MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_MAX, tcomm);
+        for (int i = 0; i < n; i++) {
+            int max = 0;
+            for (int r = 0; r < size; r++)
+                max = value(r, i, 5) % 1000 > max ? value(r, i, 5) % 1000 : max;
+            EXPECT(a[i] == max, "allreduce max a[%d]=%d, expected %d", i, a[i], max);
+        }
+        for (int i = 0; i < n; i++)
+            a[i] = value(rank, i, 6);
+        MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                EXPECT(b[r * n + i] == value(r, i, 6), "allgather from %d [%d]", r, i);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                a[r * n + i] = value(rank, r * n + i, 7);
+        MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                EXPECT(b[r * n + i] == value(r, rank * n + i, 7), "alltoall from %d [%d]=%d", r, i, b[r * n + i]);
+        free(a);
+        free(b);
+        free(d);
+        free(e);
+    }
+}
+
+/* The v-collectives (rank r's block has r % 3 + 1 ints, blocks laid out
+ * backwards with a gap), reduce_scatter, scans, alltoallw. */
+static void more_collectives(int rank, int size)
+{
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size), total = 0;
+    for (int r = size - 1; r >= 0; r--) {
+        counts[r] = r % 3 + 1;
+        displs[r] = total;
+        total += counts[r] + 1;
+    }
+    int *a = malloc(sizeof(int) * (total + 4 * size)), *b = malloc(sizeof(int) * (total + 4 * size));
+    int mine = counts[rank], out[4];
+    for (int i = 0; i < mine; i++)
+        out[i] = value(rank, i, 31);
+    for (int root = 0; root<size; root += size> 2 ? size - 1 : 1) {
+        for (int i = 0; i < total; i++)
+            b[i] = -7;
+        MPI_Gatherv(out, mine, MPI_INT, b, counts, displs, MPI_INT, root, tcomm);
+        if (rank == root)
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < counts[r]; i++)
+                    EXPECT(b[displs[r] + i] == value(r, i, 31), "gatherv root %d from %d [%d]", root, r, i);
+        if (rank == root)
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < counts[r]; i++)
+                    a[displs[r] + i] = value(r, i, 32);
+        int in[4] = {-1, -1, -1, -1};
+        MPI_Scatterv(a, counts, displs, MPI_INT, in, mine, MPI_INT, root, tcomm);
+        for (int i = 0; i < mine; i++)
+            EXPECT(in[i] == value(rank, i, 32), "scatterv root %d [%d]=%d", root, i, in[i]);
+    }
+    for (int i = 0; i < total; i++)
+        b[i] = -7;
+    MPI_Allgatherv(out, mine, MPI_INT, b, counts, displs, MPI_INT, tcomm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            EXPECT(b[displs[r] + i] == value(r, i, 31), "allgatherv from %d [%d]", r, i);
+    /* alltoallv: rank r sends (to + 1) ints to rank `to`; alltoallw the same
+     * with byte displacements. */
+    int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size), *rc = malloc(sizeof(int) * size),
+        *rd = malloc(sizeof(int) * size), *sdb = malloc(sizeof(int) * size), *rdb = malloc(sizeof(int) * size);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * size);
+    int stotal = 0, rtotal = 0;
+    for (int r = 0; r < size; r++) {
+        sc[r] = r + 1;
+        sd[r] = stotal;
+        stotal += sc[r];
+        rc[r] = rank + 1;
+        rd[r] = rtotal;
+        rtotal += rc[r];
+        sdb[r] = sd[r] * (int)sizeof(int);
+        rdb[r] = rd[r] * (int)sizeof(int);
+        types[r] = MPI_INT;
+    }
+    int *s2 = malloc(sizeof(int) * stotal), *r2 = malloc(sizeof(int) * rtotal);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < sc[r]; i++)
+            s2[sd[r] + i] = value(rank, r * 10 + i, 33);
+    for (int w = 0; w < 2; w++) {
+        for (int i = 0; i < rtotal; i++)
+            r2[i] = -1;
+        if (w)
+            MPI_Alltoallw(s2, sc, sdb, types, r2, rc, rdb, types, tcomm);
+        else
+            MPI_Alltoallv(s2, sc, sd, MPI_INT, r2, rc, rd, MPI_INT, tcomm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < rc[r]; i++)
+                EXPECT(r2[rd[r] + i] == value(r, rank * 10 + i, 33), "alltoall%c from %d [%d]", w ? 'w' : 'v', r, i);
+    }
+    /* reduce_scatter(_block): element j of the whole vector sums value(r, j) over r. */
+    for (int i = 0; i < 2 * size; i++)
+        a[i] = value(rank, i, 34) % 1000;
+    int got[2] = {-1, -1};
+    MPI_Reduce_scatter_block(a, got, 2, MPI_INT, MPI_SUM, tcomm);
+    for (int i = 0; i < 2; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, rank * 2 + i, 34) % 1000;
+        EXPECT(got[i] == sum, "reduce_scatter_block [%d]=%d, expected %d", i, got[i], sum);
+    }
+    int first = 0;
+    for (int r = 0; r < rank; r++)
+        first += counts[r];
+    MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, tcomm);
+    for (int i = 0; i < mine; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, first + i, 34) % 1000;
+        EXPECT(b[i] == sum, "reduce_scatter [%d]=%d, expected %d", i, b[i], sum);
+    }
+    /* scan and exscan of rank + 1 */
+    int x = rank + 1, inclusive = -1, exclusive = -1;
+    MPI_Scan(&x, &inclusive, 1, MPI_INT, MPI_SUM, tcomm);
+    MPI_Exscan(&x, &exclusive, 1, MPI_INT, MPI_SUM, tcomm);
+    EXPECT(inclusive == (rank + 1) * (rank + 2) / 2, "scan %d", inclusive);
+    EXPECT(rank == 0 || exclusive == rank * (rank + 1) / 2, "exscan %d", exclusive);
+    free(counts), free(displs), free(a), free(b), free(sc), free(sd), free(rc), free(rd), free(sdb), free(rdb);
+    free(types), free(s2), free(r2);
+}
+
+/* A receive posted before a collective completes a synchronous send that
+ * its sender makes before the same collective: the receiver, waiting in the
+ * collective, still takes the message (pairs 2k, 2k+1, across processes
+ * where they straddle two). */
+static void ssend_across_collective(int rank, int size)
+{
+    int got = -1, mine = value(rank, 0, 41);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank % 2 == 0 && rank + 1 < size)
+        MPI_Irecv(&got, 1, MPI_INT, rank + 1, 41, tcomm, &req);
+    else if (rank % 2 == 1)
+        MPI_Ssend(&mine, 1, MPI_INT, rank - 1, 41, tcomm);
+    MPI_Barrier(tcomm);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rank % 2 == 0 && rank + 1 < size)
+        EXPECT(got == value(rank + 1, 0, 41), "ssend across a collective: got %d", got);
+}
+
+/* MPI_Comm_dup inside the region: the same ranks, a communicator of its
+ * own (a message on it does not meet a receive on tcomm), ended by
+ * MPI_Comm_free. */
+static void duplicate(int rank, int size)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(tcomm, &dup);
+    int dup_rank = -1, dup_size = -1;
+    MPI_Comm_rank(dup, &dup_rank);
+    MPI_Comm_size(dup, &dup_size);
+    EXPECT(dup_rank == rank && dup_size == size, "dup: rank %d size %d, expected %d %d", dup_rank, dup_size, rank,
+           size);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, on_dup = -1, on_tcomm = -1;
+    MPI_Request req;
+    MPI_Irecv(&on_tcomm, 1, MPI_INT, left, 21, tcomm, &req);
+    int mine[2] = {value(rank, 0, 21), value(rank, 1, 21)};
+    MPI_Send(&mine[0], 1, MPI_INT, right, 21, dup);
+    MPI_Send(&mine[1], 1, MPI_INT, right, 21, tcomm);
+    MPI_Recv(&on_dup, 1, MPI_INT, left, 21, dup, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    EXPECT(on_dup == value(left, 0, 21) && on_tcomm == value(left, 1, 21), "dup: got %d on dup, %d on tcomm", on_dup,
+           on_tcomm);
+    MPI_Comm_free(&dup);
+    EXPECT(dup == MPI_COMM_NULL, "MPI_Comm_free left the duplicate's handle");
+}
+
+/* Attributes are each thread's own (as MPICH keeps them); finish runs the
+ * delete function once per thread that set one. */
+static int key = MPI_KEYVAL_INVALID;
+static _Atomic int deleted;
+
+static int count_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    atomic_fetch_add(&deleted, 1);
+    return MPI_SUCCESS;
+}
+
+static void attributes(int rank)
+{
+    static int values[64];
+    values[rank % 64] = rank;
+    MPI_Comm_set_attr(tcomm, key, &values[rank % 64]);
+    MPI_Barrier(tcomm); /* every thread has set its own before any reads */
+    int *mine = NULL, flag = 0, *tag_ub = NULL;
+    MPI_Comm_get_attr(tcomm, key, &mine, &flag);
+    EXPECT(flag && mine == &values[rank % 64], "attribute: rank %d reads another's value", rank);
+    MPI_Comm_get_attr(tcomm, MPI_TAG_UB, &tag_ub, &flag);
+    EXPECT(flag && *tag_ub >= 32767, "MPI_TAG_UB on a thread communicator");
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    MPIX_Threadcomm_start(tcomm);
+    int rank = -1, size = -1;
+    MPI_Comm_rank(tcomm, &rank);
+    MPI_Comm_size(tcomm, &size);
+    EXPECT(size == total_ranks, "size %d, expected %d", size, total_ranks);
+    EXPECT(rank >= first_rank[world_rank] && rank < first_rank[world_rank] + threads_here, "rank %d outside [%d, %d)",
+           rank, first_rank[world_rank], first_rank[world_rank] + threads_here);
+    /* Ranks are distinct: gathered, they are 0..size-1. */
+    int *all = malloc(sizeof(int) * size);
+    MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, tcomm);
+    for (int r = 0; r < size; r++)
+        EXPECT(all[r] == r, "rank %d says it is %d", r, all[r]);
+    free(all);
+    ring(rank, size);
+    any_source(rank, size);
+    order(rank, size);
+    probe_and_truncate(rank, size);
+    collectives(rank, size);
+    more_collectives(rank, size);
+    duplicate(rank, size);
+    ssend_across_collective(rank, size);
+    attributes(rank);
+    MPIX_Threadcomm_finish(tcomm);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, threads = 2, loops = 1, uneven = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--loops") && i + 1 < argc)
+            loops = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--uneven"))
+            uneven = 1;
+        else
+            CHECK_FATAL("usage: threadcomm_check [--threads T] [--uneven] [--loops L]");
+    }
+    threads_here = threads + (uneven && world_rank % 2);
+    first_rank = malloc(sizeof(int) * (world_size + 1));
+    int *each = malloc(sizeof(int) * world_size);
+    PMPI_Allgather(&threads_here, 1, MPI_INT, each, 1, MPI_INT, MPI_COMM_WORLD);
+    first_rank[0] = 0;
+    for (int p = 0; p < world_size; p++)
+        first_rank[p + 1] = first_rank[p] + each[p];
+    total_ranks = first_rank[world_size];
+    pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &key, NULL);
+    for (int loop = 0; loop < loops; loop++) {
+        if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
+            CHECK_FATAL("MPIX_Threadcomm_init failed");
+        MPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
+        for (int t = 0; t < threads_here; t++)
+            pthread_create(&ids[t], NULL, thread_main, NULL);
+        for (int t = 0; t < threads_here; t++)
+            pthread_join(ids[t], NULL);
+        MPIX_Threadcomm_free(&tcomm);
+        EXPECT(tcomm == MPI_COMM_NULL, "MPIX_Threadcomm_free left the handle");
+        int ran = atomic_exchange(&deleted, 0);
+        EXPECT(ran == threads_here, "the attributes' delete function ran %d times, not %d", ran, threads_here);
+    }
+    long mine = atomic_load(&failures), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (world_rank == 0)
+        printf("threadcomm_check: %d processes, %d ranks, %d loops: %s (%ld failures)\n", world_size, total_ranks,
+               loops, all ? "FAILED" : "ok", all);
+    MPI_Comm_free_keyval(&key);
+    free(ids);
+    free(each);
+    free(first_rank);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

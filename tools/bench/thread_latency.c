@@ -1,0 +1,249 @@
+/* shoal-bench thread_latency: OSU-style one-way latency (half a ping-pong
+ * round trip) between two thread ranks of one process (a thread
+ * communicator, MPIX_Threadcomm, of 2 threads of world rank 0) and between
+ * two process ranks of the host MPI (world ranks 0 and 1, PMPI_Send and
+ * PMPI_Recv), in the same run, each the median of its round trips; under an MPICH with its own thread
+ * communicators (4.2 and later) also the host's, through PMPIX_Threadcomm_*.
+ * Every message received is checked.
+ *
+ *   mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP] */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpix_threadcomm.h"
+#include "thread_bench.h"
+
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define HOST_THREADCOMM 1
+#endif
+
+typedef struct pingpong {
+    MPI_Comm comm;
+    size_t size;
+    int iterations, warmup;
+    char *buf[2];
+    double seconds; /* median round trip */
+    double *trips;  /* per timed iteration */
+    long errors;
+    int (*start)(MPI_Comm), (*finish)(MPI_Comm);
+} pingpong;
+
+static void fill(char *buf, size_t size, int who) { memset(buf, 'a' + who, size); }
+
+static long check(const char *buf, size_t size, int from)
+{
+    long bad = 0;
+    for (size_t i = 0; i < size; i += 1 + size / 64)
+        bad += buf[i] != 'a' + from;
+    return bad + (size && buf[size - 1] != 'a' + from);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double thread_bench_median(double *times, int n)
+{
+    qsort(times, (size_t)n, sizeof *times, compare_doubles);
+    return times[n / 2];
+}
+
+/* One side of the ping-pong, rank 0 or 1 of pp->comm. */
+static void side(pingpong *pp, int rank, bool host)
+{
+    int s = (int)pp->size, peer = 1 - rank;
+    char *mine = pp->buf[rank], *got = pp->buf[rank] + pp->size;
+    fill(mine, pp->size, rank);
+    memset(got, 0, pp->size);
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm) = host ? PMPI_Send : MPI_Send;
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) = host ? PMPI_Recv : MPI_Recv;
+    for (int i = 0; i < pp->warmup + pp->iterations; i++) {
+        double start = MPI_Wtime();
+        if (rank == 0) {
+            send(mine, s, MPI_CHAR, peer, 1, pp->comm);
+            recv(got, s, MPI_CHAR, peer, 1, pp->comm, MPI_STATUS_IGNORE);
+            if (i >= pp->warmup)
+                pp->trips[i - pp->warmup] = MPI_Wtime() - start;
+        } else {
+            recv(got, s, MPI_CHAR, peer, 1, pp->comm, MPI_STATUS_IGNORE);
+            send(mine, s, MPI_CHAR, peer, 1, pp->comm);
+        }
+    }
+    if (rank == 0) {
+        pp->seconds = thread_bench_median(pp->trips, pp->iterations);
+    }
+    long bad = check(got, pp->size, peer);
+    __atomic_add_fetch(&pp->errors, bad, __ATOMIC_RELAXED);
+}
+
+static pingpong *shared;
+static bool host_threads;
+
+static void *thread_side(void *arg)
+{
+    (void)arg;
+    pingpong *pp = shared;
+    pp->start(pp->comm);
+    int rank;
+    MPI_Comm_rank(pp->comm, &rank);
+    side(pp, rank, host_threads);
+    pp->finish(pp->comm);
+    return NULL;
+}
+
+/* Two threads of this process, ranks of a thread communicator. */
+static double time_threads(pingpong *pp, bool host)
+{
+    int (*init)(MPI_Comm, int, MPI_Comm *) = MPIX_Threadcomm_init;
+    int (*release)(MPI_Comm *) = MPIX_Threadcomm_free;
+    pp->start = MPIX_Threadcomm_start;
+    pp->finish = MPIX_Threadcomm_finish;
+#ifdef HOST_THREADCOMM
+    if (host) {
+        init = PMPIX_Threadcomm_init;
+        release = PMPIX_Threadcomm_free;
+        pp->start = PMPIX_Threadcomm_start;
+        pp->finish = PMPIX_Threadcomm_finish;
+    }
+#endif
+    if (init(MPI_COMM_SELF, 2, &pp->comm) != MPI_SUCCESS)
+        return -1;
+    shared = pp;
+    host_threads = host;
+    pthread_t id[2];
+    for (int t = 0; t < 2; t++)
+        pthread_create(&id[t], NULL, thread_side, NULL);
+    for (int t = 0; t < 2; t++)
+        pthread_join(id[t], NULL);
+    release(&pp->comm);
+    return pp->seconds;
+}
+
+void thread_bench_quiet_barrier(void)
+{
+    MPI_Request request;
+    int done = 0;
+    PMPI_Ibarrier(MPI_COMM_WORLD, &request);
+    while (PMPI_Test(&request, &done, MPI_STATUS_IGNORE), !done)
+        nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+}
+
+static bool parse_range(const char *text, size_t *min, size_t *max)
+{
+    char *end;
+    unsigned long long a = strtoull(text, &end, 10), b = a;
+    if (*end == ':')
+        b = strtoull(end + 1, &end, 10);
+    if (*end || a > b)
+        return false;
+    *min = (size_t)a;
+    *max = (size_t)b;
+    return true;
+}
+
+bool thread_bench_options(int argc, char **argv, size_t *min, size_t *max, int *iterations, int *warmup)
+{
+    bool ok = true;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            ok &= parse_range(argv[++i], min, max);
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            *iterations = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-x") && i + 1 < argc)
+            *warmup = atoi(argv[++i]);
+        else
+            ok = false;
+    }
+    return ok && *iterations >= 1 && *warmup >= 0;
+}
+
+int thread_latency_main(int argc, char **argv)
+{
+    int provided, rank, nprocs;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    size_t min = 0, max = 4u << 20;
+    int iterations = 1000, warmup = 100;
+    if (!thread_bench_options(argc, argv, &min, &max, &iterations, &warmup) || nprocs < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    bool host_native = false;
+#ifdef HOST_THREADCOMM
+    host_native = true;
+#endif
+    if (rank == 0) {
+        printf("# shoal-bench thread_latency: one-way latency (us): the median over %d ping-pong round trips "
+               "(+%d warm-up; a tenth of both from 1 MiB), halved; the median, not OSU's mean, since on a shared or "
+               "oversubscribed machine a few preempted round trips make the mean\n",
+               iterations, warmup);
+        printf("# processes: world ranks 0 and 1 of the host MPI; threads: 2 thread ranks of world rank 0 "
+               "(MPIX_Threadcomm of MPI_COMM_SELF)%s\n",
+               host_native ? "; host threads: the same through the host's own PMPIX_Threadcomm_*" : "");
+        printf("%-10s %14s %14s %s %10s\n", "# size", "processes", "threads", host_native ? "  host threads" : "",
+               "proc/thr");
+    }
+    char *buf = malloc(4 * (max ? max : 1));
+    double *trips = malloc(sizeof *trips * (size_t)iterations);
+    long errors = 0;
+    for (size_t size = min;; size = size ? size * 2 : 1) {
+        if (size > max)
+            size = max;
+        int iters = size >= (1u << 20) ? (iterations + 9) / 10 : iterations;
+        int warm = size >= (1u << 20) ? (warmup + 9) / 10 : warmup;
+        pingpong procs = {.comm = MPI_COMM_WORLD,
+                          .size = size,
+                          .iterations = iters,
+                          .warmup = warm,
+                          .buf = {buf, buf},
+                          .trips = trips};
+        PMPI_Barrier(MPI_COMM_WORLD);
+        if (rank < 2)
+            side(&procs, rank, true);
+        double t_threads = 0, t_host = -1;
+        if (rank == 0) {
+            pingpong threads = {.size = size,
+                                .iterations = iters,
+                                .warmup = warm,
+                                .buf = {buf, buf + 2 * (max ? max : 1)},
+                                .trips = trips};
+            t_threads = time_threads(&threads, false);
+            errors += threads.errors;
+            if (host_native) {
+                pingpong native = threads;
+                native.errors = 0;
+                t_host = time_threads(&native, true);
+                errors += native.errors;
+            }
+        }
+        thread_bench_quiet_barrier(); /* rank 1 sleeps while rank 0's threads run */
+        errors += procs.errors;
+        if (rank == 0) {
+            double p = 1e6 * procs.seconds / 2.0, t = 1e6 * t_threads / 2.0;
+            char host_col[32] = "";
+            if (host_native)
+                snprintf(host_col, sizeof host_col, " %14.2f", 1e6 * t_host / 2.0);
+            printf("%-10zu %14.2f %14.2f%s %10.2f\n", size, p, t, host_col, t > 0 ? p / t : 0);
+            fflush(stdout);
+        }
+        if (size == max)
+            break;
+    }
+    long all = 0;
+    PMPI_Allreduce(&errors, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all)
+        fprintf(stderr, "shoal-bench thread_latency: %ld wrong bytes received\n", all);
+    free(buf);
+    free(trips);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
