@@ -92,7 +92,9 @@ static int pattern(int src, size_t i, int r) { return (int)((src * 31 + (int)i *
             shmem_##N##_iput(dest, local, 2, 3, k, to);                                                        \
             shmem_barrier_all();                                                                               \
             for (size_t i = 0; i < k; i++)                                                                     \
-                CHECK(dest[2 * i] == (T)pattern(sender, 3 * i, round), #N " iput: element %zu", i);            \
+                CHECK(dest[2 * i] == (T)pattern(sender, 3 * i, round),                                         \
+                      #N " iput: element %zu of %zu: %g, expected %d (before: %d)", i, k, (double)dest[2 * i], \
+                      pattern(sender, 3 * i, round), pattern(sender, 2 * i, round));                           \
             shmem_##N##_iget(got, from, 3, 2, k / 2, src);                                                     \
             for (size_t i = 0; i < k / 2; i++)                                                                 \
                 CHECK(got[3 * i] == (T)pattern(src, 2 * i, round + 1), #N " iget: element %zu", i);            \

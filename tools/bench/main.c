@@ -36,9 +36,9 @@ int main(int argc, char **argv)
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
     /* Open MPI 4.1's osc/rdma crashes in a 64-bit MPI_Compare_and_swap over
      * vader: the MPI-3 RMA that `shoal-bench shmem` compares with runs on
-     * ucx, pt2pt or sm, as shoal's shmem_init asks too. */
+     * pt2pt or sm, as shoal's shmem_init asks too. */
     if (argc > 1 && !strcmp(argv[1], "shmem"))
-        setenv("OMPI_MCA_osc", "ucx,pt2pt,sm", 0);
+        setenv("OMPI_MCA_osc", "pt2pt,sm", 0);
 #endif
     if (argc > 1 && !strcmp(argv[1], "thread_latency"))
         return thread_latency_main(argc, argv);
