@@ -20,6 +20,11 @@ extern int shim_node_ranks, shim_node_cores;
 void shim_start(void);
 void shim_stop(void);
 
+/* Runs the host MPI's progress engine once (core_flag's idle hook while
+ * shoal is on): what peers on other nodes and one-sided access to this rank
+ * need while it waits in shoal. */
+void shim_host_progress(void);
+
 /* True when shoal should try to handle this collective at all. */
 static inline bool shim_wants(core_coll c) { return shim_active && !(core_config_get()->disabled_colls & (1u << c)); }
 
