@@ -10,6 +10,7 @@
 
 bool shim_active;
 int shim_node_ranks = 1, shim_node_cores = 1;
+_Atomic int shim_open_windows;
 
 /* Probed, never sent on: a duplicate of MPI_COMM_WORLD of shoal's own. */
 static MPI_Comm progress_comm = MPI_COMM_NULL;

@@ -8,7 +8,8 @@
  *
  * Each rank in turn is the origin: it opens an epoch on every other rank
  * (one lock per target, a lock on all, with flushes per target, of all, and
- * local ones), puts values computed here, reads them back and compares;
+ * local ones; or an active-target epoch the others expose their windows
+ * to), puts values computed here, reads them back and compares;
  * meanwhile the others wait in a barrier, an allreduce or a bcast, whose
  * results are compared too, and which shoal must have taken
  * (--expect-shoal 1). The windows are both kinds a program makes: memory
@@ -21,12 +22,13 @@
  * shoal as with it.
  *
  * rma_check [--rounds N] [--expect-shoal 0|1] [--skip-known-host-bugs] */
+#include <stdbool.h>
 #include <string.h>
 
 #include "check_common.h"
 #include "shoal.h"
 
-enum { EPOCH_LOCK_EACH, EPOCH_LOCK_ALL, EPOCH_FLUSH_ALL, EPOCH_KINDS };
+enum { EPOCH_LOCK_EACH, EPOCH_LOCK_ALL, EPOCH_FLUSH_ALL, EPOCH_START_COMPLETE, EPOCH_KINDS };
 enum { WAIT_BARRIER, WAIT_ALLREDUCE, WAIT_BCAST, WAIT_KINDS };
 
 static int rank, size, errors;
@@ -52,6 +54,22 @@ static void origin_epoch(MPI_Win win, int window, int round, int kind)
     for (int t = 0; t < size; t++) {
         put[t] = value_of(window, round, rank, t);
         got[t] = -1;
+    }
+    if (kind == EPOCH_START_COMPLETE) {
+        /* Active target: the others expose their windows (expose_to). No
+         * read-back here (a get of what the same epoch puts conflicts): each
+         * target looks after the collective. */
+        MPI_Group all, others;
+        MPI_Win_get_group(win, &all);
+        MPI_Group_excl(all, 1, &rank, &others);
+        MPI_Win_start(others, 0, win);
+        for (int t = 0; t < size; t++)
+            if (t != rank)
+                MPI_Put(&put[t], 1, MPI_INT, t, rank, 1, MPI_INT, win);
+        MPI_Win_complete(win);
+        MPI_Group_free(&others);
+        MPI_Group_free(&all);
+        return;
     }
     if (kind == EPOCH_LOCK_EACH) {
         for (int t = 0; t < size; t++) {
@@ -87,6 +105,38 @@ static void origin_epoch(MPI_Win win, int window, int round, int kind)
     for (int t = 0; t < size; t++)
         if (t != rank && got[t] != put[t])
             fail("read back after a flush", round, rank, t, got[t], put[t]);
+}
+
+/* A target of the origin's active-target epoch exposes its window to it
+ * before the collective ... */
+static void expose_to(MPI_Win win, int origin)
+{
+    MPI_Group all, just_origin;
+    MPI_Win_get_group(win, &all);
+    MPI_Group_incl(all, 1, &origin, &just_origin);
+    MPI_Win_post(just_origin, 0, win);
+    MPI_Group_free(&just_origin);
+    MPI_Group_free(&all);
+}
+
+/* ... and after it waits for the exposure to end (MPI_Win_test first: the
+ * origin completed its epoch before it entered the collective, and the
+ * host's collectives often deliver that news before they return, though MPI
+ * does not promise it: the times it did are counted, not checked). Then the
+ * window holds what the origin put. */
+static int exposures, over_at_once;
+
+static void wait_exposure_over(MPI_Win win, const int *base, int window, int round, int origin)
+{
+    int over = 0;
+    MPI_Win_test(win, &over);
+    exposures++;
+    over_at_once += over;
+    if (!over)
+        MPI_Win_wait(win);
+    int want = value_of(window, round, origin, rank);
+    if (base[origin] != want)
+        fail("window after an active-target epoch", round, origin, rank, base[origin], want);
 }
 
 /* The collective everybody meets in after the origin's epoch; the other
@@ -128,7 +178,7 @@ static void check_own(MPI_Win win, const int *base, int window, int rounds)
 
 int main(int argc, char **argv)
 {
-    int rounds = 6, expect_shoal = -1, first_window = 0;
+    int rounds = 8, expect_shoal = -1, first_window = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -163,9 +213,15 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++)
         for (int w = first_window; w < 2; w++)
             for (int origin = 0; origin < size; origin++) {
+                int kind = (round + origin) % EPOCH_KINDS;
+                bool exposed = kind == EPOCH_START_COMPLETE && rank != origin;
+                if (exposed)
+                    expose_to(wins[w], origin);
                 if (rank == origin)
-                    origin_epoch(wins[w], w, round, (round + origin) % EPOCH_KINDS);
+                    origin_epoch(wins[w], w, round, kind);
                 meet(round, origin, (round + w + origin) % WAIT_KINDS, expect_shoal);
+                if (exposed)
+                    wait_exposure_over(wins[w], bases[w], w, round, origin);
             }
     for (int w = first_window; w < 2; w++)
         check_own(wins[w], bases[w], w, rounds);
@@ -173,8 +229,11 @@ int main(int argc, char **argv)
     MPI_Win_free(&wins[0]);
     MPI_Win_free(&wins[1]);
     free(lent);
-    int all;
+    int all, counts[2] = {exposures, over_at_once}, sums[2];
     PMPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Reduce(counts, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("rma_check: active-target exposures over when the collective returned: %d of %d\n", sums[1], sums[0]);
     if (rank == 0)
         printf("rma_check: %d ranks, %d rounds, %s, shoal %s, %d errors\n", size, rounds,
                first_window ? "a window the program lends" : "windows MPI allocates and the program lends",
