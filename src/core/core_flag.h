@@ -13,7 +13,8 @@
  * is still alive, and ends the job with a message if it died (core_fatal).
  * A waiter that yields or sleeps also calls the idle hook, where an upper
  * layer set one (the MPI layer: the host MPI's progress, which a peer on
- * another node may be waiting on). */
+ * another node, or an origin of one-sided access to this rank, may be
+ * waiting on), at most once a period while it yields and after each sleep. */
 #ifndef SHOAL_CORE_FLAG_H
 #define SHOAL_CORE_FLAG_H
 
@@ -63,10 +64,11 @@ static inline uint64_t core_flag_read(const core_flag *f)
 
 void core_flag_post(core_flag *f, uint64_t value, const core_wait_policy *policy);
 
-/* What a long wait runs between looks at the flag (NULL: nothing). While
- * one is set, a sleep lasts at most 1 ms between calls. */
+/* What a long wait runs between looks at the flag (NULL: nothing), at most
+ * once every every_ns while it yields (0: after every yield). While one is
+ * set, a sleep lasts at most 1 ms between calls. */
 typedef void (*core_idle_fn)(void);
-void core_flag_set_idle(core_idle_fn fn);
+void core_flag_set_idle(core_idle_fn fn, uint64_t every_ns);
 
 /* Returns once f->value >= target. */
 static inline void core_flag_wait_slow(const core_flag *f, uint64_t target, const core_waiter *w);

@@ -1,5 +1,6 @@
 /* shim_bindings: the MPI_* entry points of the collectives shoal
- * intercepts, and MPI_Comm_free. Each runs its collective's path
+ * intercepts, MPI_Comm_free, and those that make and free RMA windows
+ * (counted: shim_after_collective). Each collective runs its path
  * (shim_<name>_by_shoal, shim_coll.c) and, when that returns false having
  * done nothing, calls the host's PMPI_* with its arguments unchanged.
  *
@@ -22,8 +23,10 @@ int MPI_Barrier(MPI_Comm comm)
 {
     if (thread_owns(comm))
         return thread_MPI_Barrier(comm);
-    if (shim_barrier_by_shoal(comm, "MPI_Barrier"))
+    if (shim_barrier_by_shoal(comm, "MPI_Barrier")) {
+        shim_after_collective();
         return MPI_SUCCESS;
+    }
     return PMPI_Barrier(comm);
 }
 
@@ -37,6 +40,80 @@ int MPI_Comm_free(MPI_Comm *comm)
     return PMPI_Comm_free(comm);
 }
 
+/* Windows, counted: a window made by the host's own Fortran binding (Open
+ * MPI's, which calls PMPI_*) is not, and freeing one never counts below 0.
+ * On a thread communicator they are refused: the host would make a window
+ * from several threads of one process at once. */
+#define REFUSE_ON_THREAD_COMM(name)          \
+    do {                                     \
+        thread_comm *tc = thread_owns(comm); \
+        if (tc)                              \
+            return thread_refuse(tc, name);  \
+    } while (0)
+
+static int counted_window(int rc)
+{
+    if (rc == MPI_SUCCESS)
+        atomic_fetch_add_explicit(&shim_open_windows, 1, memory_order_relaxed);
+    return rc;
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_create");
+    return counted_window(PMPI_Win_create(base, size, disp_unit, info, comm, win));
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_allocate");
+    return counted_window(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_allocate_shared");
+    return counted_window(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_create_dynamic");
+    return counted_window(PMPI_Win_create_dynamic(info, comm, win));
+}
+
+#if MPI_VERSION >= 4
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_create_c");
+    return counted_window(PMPI_Win_create_c(base, size, disp_unit, info, comm, win));
+}
+
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_allocate_c");
+    return counted_window(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win));
+}
+
+int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                              MPI_Win *win)
+{
+    REFUSE_ON_THREAD_COMM("MPI_Win_allocate_shared_c");
+    return counted_window(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win));
+}
+#endif
+
+int MPI_Win_free(MPI_Win *win)
+{
+    int rc = PMPI_Win_free(win);
+    int open = atomic_load_explicit(&shim_open_windows, memory_order_relaxed);
+    while (rc == MPI_SUCCESS && open > 0 &&
+           !atomic_compare_exchange_weak_explicit(&shim_open_windows, &open, open - 1, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+    return rc;
+}
+
 /* Defines Name (MPI_<Name> and suffix S: empty or _c) with these params:
  * a thread communicator's call to the thread layer (thread_<Name>), else
  * shoal's path for the call (by_shoal, given the entry point's name for
@@ -46,8 +123,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     {                                                \
         if (thread_owns(comm))                       \
             return thread_##Name##S args;            \
-        if (by_shoal)                                \
+        if (by_shoal) {                              \
+            shim_after_collective();                 \
             return MPI_SUCCESS;                      \
+        }                                            \
         return P##Name##S args;                      \
     }
 

@@ -213,7 +213,7 @@ void shim_comm_release_all(void)
      * every rank): closing one frees its node part, and that part's state. */
     for (shim_comm *sc; (sc = oldest_open_nodes());)
         shim_nodes_close(&sc->nodes);
-    core_flag_set_idle(NULL); /* no host progress to drive: every node step is done */
+    core_flag_set_idle(NULL, 0); /* no host progress to drive: every collective is done */
     /* Collective frees first, in the same order on every rank (creation). */
     pthread_mutex_lock(&comms_lock);
     int count = 0;

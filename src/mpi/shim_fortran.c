@@ -14,6 +14,10 @@
  *   defines MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Comm_free and
  *   MPI_Barrier there, as gfortran names them (mpi_<name>_f08_).
  *
+ * - The MPI-5 standard ABI (mpi_abi.h) and other MPIs: none. The ABI's C
+ *   header has no Fortran handle type (MPI_Fint); its Fortran bindings are
+ *   the implementation's own.
+ *
  * Initialisation, finalisation and MPI_Comm_free run the host's own binding
  * (the next definition of the same symbol) with shoal's part before or after
  * it, so whatever the host does for Fortran still happens. */
@@ -23,6 +27,8 @@
 
 #include "shim_comm.h"
 #include "shim_init.h"
+
+#if defined(OPEN_MPI) || defined(MPICH)
 
 /* The host's definition of a Fortran entry point shoal also defines, looked
  * up once. */
@@ -330,3 +336,5 @@ void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr)
 void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr) { barrier_of(comm, ierr); }
 
 #endif
+
+#endif /* OPEN_MPI || MPICH */

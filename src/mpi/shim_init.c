@@ -10,6 +10,22 @@
 
 bool shim_active;
 int shim_node_ranks = 1, shim_node_cores = 1;
+_Atomic int shim_open_windows;
+
+/* Probed, never sent on: a duplicate of MPI_COMM_WORLD of shoal's own. */
+static MPI_Comm progress_comm = MPI_COMM_NULL;
+/* How often a wait that has spun in vain drives the host's progress: often
+ * enough that a peer's one-sided access waits little, rarely enough that a
+ * probe (about a microsecond) costs ranks taking turns on cores nothing. */
+#define HOST_PROGRESS_EVERY_NS 20000u
+
+void shim_host_progress(void)
+{
+    /* Not MPI_COMM_SELF: MPICH answers a probe there from its queue of
+     * messages to self, without running its progress engine. */
+    int arrived;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &arrived, MPI_STATUS_IGNORE);
+}
 
 static void abort_job(void) { PMPI_Abort(MPI_COMM_WORLD, 1); }
 
@@ -93,6 +109,13 @@ void shim_start(void)
     shim_types_init();
     shim_comm_setup_keyval();
     learn_node();
+    /* MPI lets a peer's passive-target access to this rank (a lock, a put,
+     * a flush) complete while this rank is blocked in any MPI call; MPICH
+     * serves it in this rank's progress engine, which shoal's own waits
+     * would otherwise never run. */
+    PMPI_Comm_dup(MPI_COMM_WORLD, &progress_comm);
+    PMPI_Comm_set_errhandler(progress_comm, MPI_ERRORS_RETURN);
+    core_flag_set_idle(shim_host_progress, HOST_PROGRESS_EVERY_NS);
     shim_active = true;
     core_log_once("active: %d ranks on this node (or on this machine, where hosts share it), %d cores", shim_node_ranks,
                   shim_node_cores);
@@ -118,7 +141,8 @@ void shim_stop(void)
 {
     if (shim_active) {
         shim_active = false;
-        shim_comm_release_all();
+        shim_comm_release_all(); /* drops the idle hook */
+        PMPI_Comm_free(&progress_comm);
     }
 }
 

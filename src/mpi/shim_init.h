@@ -6,6 +6,7 @@
 #ifndef SHOAL_SHIM_INIT_H
 #define SHOAL_SHIM_INIT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "core.h"
@@ -19,6 +20,26 @@ extern int shim_node_ranks, shim_node_cores;
  * collective over MPI_COMM_WORLD), and off before it is finalised. */
 void shim_start(void);
 void shim_stop(void);
+
+/* Runs the host MPI's progress engine once (core_flag's idle hook while
+ * shoal is on): what peers on other nodes and one-sided access to this rank
+ * need while it waits in shoal. */
+void shim_host_progress(void);
+
+/* Windows the program has open (MPI_Win_create and its kin, less
+ * MPI_Win_free: shim_bindings.c). */
+extern _Atomic int shim_open_windows;
+
+/* At the end of a collective shoal ran: with a window open, one turn of the
+ * host's progress engine. A program may count on a collective to deliver the
+ * one-sided synchronisation its peers sent before entering it, as the host's
+ * collectives do by running that engine (mpi4py's test_rma: MPI_Win_test
+ * after a barrier that followed the origin's MPI_Win_complete). */
+static inline void shim_after_collective(void)
+{
+    if (atomic_load_explicit(&shim_open_windows, memory_order_relaxed) > 0)
+        shim_host_progress();
+}
 
 /* True when shoal should try to handle this collective at all. */
 static inline bool shim_wants(core_coll c) { return shim_active && !(core_config_get()->disabled_colls & (1u << c)); }

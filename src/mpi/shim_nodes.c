@@ -54,21 +54,6 @@ MPI_Comm shim_node_part(MPI_Comm comm)
     return node;
 }
 
-/* The idle hook of shoal's waits while a communicator spans nodes: a rank
- * waiting on a peer of its node keeps the host MPI's messages to other nodes
- * moving. Open MPI completes an eager send once it is copied, and holds it
- * while the TCP socket is full: a rank that then waited in a node step
- * without progress, on a leader that waits for that very message, would
- * hang. An Iprobe drives progress in every MPI and receives nothing. */
-static void host_progress(void)
-{
-    int arrived;
-    /* On the world, not MPI_COMM_SELF: MPICH answers a probe there without
-     * entering its progress engine (found with a passive-target get across
-     * hosts, whose target slept in a node barrier). A probe takes nothing. */
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
-}
-
 /* The order of the leaders' all-to-all phases: rank 0 reads the mapping
  * file, if any, for every rank (nodes need not see the file, and all must
  * follow one order). */
@@ -195,7 +180,12 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->claims = NULL;
     nd->root_requests = NULL;
     nd->first_bcasts = 0;
-    core_flag_set_idle(host_progress);
+    /* A rank waiting on a peer of its node keeps the host MPI's messages to
+     * other nodes moving at every look, not once a period: Open MPI
+     * completes an eager send once it is copied and holds it while the TCP
+     * socket is full, so a rank waiting in a node step on a leader that
+     * waits for that very message would otherwise hang. */
+    core_flag_set_idle(shim_host_progress, 0);
     return true;
 }
 

@@ -221,13 +221,7 @@ REFUSED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, M
 REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
-REFUSED(MPI_Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
-        (base, size, disp_unit, info, comm, win))
-REFUSED(MPI_Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
-        (size, disp_unit, info, comm, base, win))
-REFUSED(MPI_Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
-        (size, disp_unit, info, comm, base, win))
-REFUSED(MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win), (info, comm, win))
+/* The window constructors: in shim_bindings.c, which counts windows. */
 REFUSED(MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request), (comm, newcomm, request))
 REFUSED(MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
         (source, tag, comm, message, status))

@@ -47,10 +47,13 @@ def human_size(size):
 
 
 def run_label(run):
-    """The host MPI, and the method where the run says (fresh inputs or OSU's)."""
+    """The host MPI, and the method where the run says (fresh inputs or OSU's);
+    where two runs would read alike (one MPI under two settings), the name
+    of the run's file too."""
     mpi = run["mpi"]
     method = run["run"].get("method")
-    return f"{mpi['name']} {mpi['version']}" + (f", {method}" if method else "")
+    label = f"{mpi['name']} {mpi['version']}" + (f", {method}" if method else "")
+    return label + (f" ({run['_tag']})" if run.get("_tag") else "")
 
 
 def sign_test_says(pairs):
@@ -112,6 +115,10 @@ def load_runs(paths):
             sys.exit(f"report.py: {path} is not a {SCHEMA} file (schema: {run.get('schema')!r})")
         run["_path"] = path
         runs.append(run)
+    labels = [run_label(run) for run in runs]
+    for run, label in zip(runs, labels):
+        if labels.count(label) > 1:
+            run["_tag"] = os.path.splitext(os.path.basename(run["_path"]))[0]
     return runs
 
 
@@ -414,7 +421,7 @@ def main(argv=None):
 
 def print_summary(runs, pictures, tie):
     """The verdicts as text, for a terminal."""
-    print(f"\n{'benchmark':<22}{'host MPI, method':<24}{'wins':>5}{'ties':>6}{'losses':>8}{'wrong':>7}"
+    print(f"\n{'benchmark':<22}{'host MPI, method':<36}{'wins':>5}{'ties':>6}{'losses':>8}{'wrong':>7}"
           f"   {'largest win':<16}largest loss")
     for name in pictures:
         for run in runs:
@@ -423,7 +430,7 @@ def print_summary(runs, pictures, tie):
                 continue
             counts, best, worst = summary_line(bench["results"], tie)
             best_text, worst_text = speedup_text(best), speedup_text(worst)
-            print(f"{name:<22}{run_label(run):<24}{counts['win']:>5}{counts['tie']:>6}"
+            print(f"{name:<22}{run_label(run):<36}{counts['win']:>5}{counts['tie']:>6}"
                   f"{counts['lose']:>8}{counts['wrong']:>7}   {best_text:<16}{worst_text}")
     for run in runs:
         if not run["shoal"]["enabled"]:
