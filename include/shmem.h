@@ -732,6 +732,19 @@ void shoal_shmem_c11_no_such_type(void);
 #define shmem_sum_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ARITH_REDUCE, sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ARITH_REDUCE, prod_reduce, __VA_ARGS__)
 
+/* The generic atomics' names before 1.4 (deprecated; programs still call
+ * them): the same routines as their 1.4 names, without a context form. */
+#define shmem_finc(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_inc(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_inc, __VA_ARGS__)
+#define shmem_fadd(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_fetch_add, __VA_ARGS__)
+#define shmem_add(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_add, __VA_ARGS__)
+#define shmem_cswap(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_compare_swap, __VA_ARGS__)
+#define shmem_fetch(...)                                                                        \
+    _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), SHOAL_SHMEM_C11_EXTENDED_AMO(shmem_, atomic_fetch), \
+             SHOAL_SHMEM_C11_EXTENDED_AMO_CONST(shmem_, atomic_fetch))(__VA_ARGS__)
+#define shmem_set(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_set, __VA_ARGS__)
+#define shmem_swap(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_swap, __VA_ARGS__)
+
 /* shmem_sync(team) is the team barrier of 1.5; with four arguments it is
  * still the active-set form (the function of that name). */
 #define shmem_sync(...) \
