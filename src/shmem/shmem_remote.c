@@ -28,7 +28,10 @@ void osh_remote_open(void)
         MPI_Info_free(&info);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, windows[r]);
     }
-    MPI_Comm_dup(MPI_COMM_SELF, &progress_comm);
+    /* Probing a communicator of one process makes no progress in MPICH's
+     * ch4 (it answers from its self path without polling the network), so
+     * the probe goes to a copy of the world, where nothing is ever sent. */
+    MPI_Comm_dup(osh.world, &progress_comm);
 }
 
 void osh_remote_close(void)
