@@ -304,6 +304,19 @@ static int mpi_thread_level(int shmem_level)
     }
 }
 
+/* Open MPI 4's one-sided component osc/rdma crashes on an 8-byte
+ * MPI_Compare_and_swap that a rank aims at itself (btl/vader has no endpoint
+ * for self: open-mpi/ompi#7027 and #7967), which a compare-and-swap or a
+ * lock on one's own PE is once the job spans nodes. Where shoal starts MPI
+ * and the user chose no one-sided component, osc/rdma is left out (Open MPI
+ * then takes osc/ucx or osc/pt2pt, which are sound). */
+static void avoid_host_mpi_faults(void)
+{
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+    setenv("OMPI_MCA_osc", "^rdma", 0);
+#endif
+}
+
 int shmem_init_thread(int requested, int *provided)
 {
     if (osh.initialized && !osh.finalized) {
@@ -316,6 +329,7 @@ int shmem_init_thread(int requested, int *provided)
     int started, mpi_level;
     MPI_Initialized(&started);
     if (!started) {
+        avoid_host_mpi_faults();
         if (MPI_Init_thread(NULL, NULL, mpi_thread_level(requested), &mpi_level) != MPI_SUCCESS)
             osh_fail("shmem_init", "MPI_Init_thread failed");
         osh.started_mpi = true;
