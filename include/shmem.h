@@ -106,6 +106,7 @@ void *shmem_ptr(const void *dest, int pe);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
+void shmem_pcontrol(const int level, ...);
 void *shmem_malloc(size_t size);
 void *shmem_malloc_with_hints(size_t size, long hints);
 void *shmem_calloc(size_t count, size_t size);
@@ -120,9 +121,9 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
-int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
-                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
-                        long yaxis_mask, shmem_team_t *yaxis_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
+                        shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
@@ -144,89 +145,89 @@ void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);
 
 /* The standard RMA types: put, get, p, g, iput, iget, the nbi and signal forms. */
-#define SHOAL_SHMEM_RMA_TYPES(X)                                                                                   \
-    X(float, float)                                                                                                \
-    X(double, double)                                                                                              \
-    X(long double, longdouble)                                                                                     \
-    X(char, char)                                                                                                  \
-    X(signed char, schar)                                                                                          \
-    X(short, short)                                                                                                \
-    X(int, int)                                                                                                    \
-    X(long, long)                                                                                                  \
-    X(long long, longlong)                                                                                         \
-    X(unsigned char, uchar)                                                                                        \
-    X(unsigned short, ushort)                                                                                      \
-    X(unsigned int, uint)                                                                                          \
-    X(unsigned long, ulong)                                                                                        \
-    X(unsigned long long, ulonglong)                                                                               \
-    X(int8_t, int8)                                                                                                \
-    X(int16_t, int16)                                                                                              \
-    X(int32_t, int32)                                                                                              \
-    X(int64_t, int64)                                                                                              \
-    X(uint8_t, uint8)                                                                                              \
-    X(uint16_t, uint16)                                                                                            \
-    X(uint32_t, uint32)                                                                                            \
-    X(uint64_t, uint64)                                                                                            \
-    X(size_t, size)                                                                                                \
+#define SHOAL_SHMEM_RMA_TYPES(X)     \
+    X(float, float)                  \
+    X(double, double)                \
+    X(long double, longdouble)       \
+    X(char, char)                    \
+    X(signed char, schar)            \
+    X(short, short)                  \
+    X(int, int)                      \
+    X(long, long)                    \
+    X(long long, longlong)           \
+    X(unsigned char, uchar)          \
+    X(unsigned short, ushort)        \
+    X(unsigned int, uint)            \
+    X(unsigned long, ulong)          \
+    X(unsigned long long, ulonglong) \
+    X(int8_t, int8)                  \
+    X(int16_t, int16)                \
+    X(int32_t, int32)                \
+    X(int64_t, int64)                \
+    X(uint8_t, uint8)                \
+    X(uint16_t, uint16)              \
+    X(uint32_t, uint32)              \
+    X(uint64_t, uint64)              \
+    X(size_t, size)                  \
     X(ptrdiff_t, ptrdiff)
 
 /* The sized forms: putmem (bytes), put8 .. put128 (bits per element). */
 #define SHOAL_SHMEM_SIZES(X) X(mem, 1) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
 
-#define SHOAL_SHMEM_DECLARE_RMA(T, N)                                                                              \
-    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                                         \
-    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe);                                         \
-    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                                     \
-    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe);                                     \
-    void shmem_##N##_p(T *dest, T value, int pe);                                                                  \
-    T shmem_##N##_g(const T *source, int pe);                                                                      \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);          \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);          \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,      \
-                                int sig_op, int pe);                                                               \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,  \
-                                    int sig_op, int pe);                                                           \
-    void shmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                    \
-    void shmem_ctx_##N##_get(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                    \
-    void shmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                \
-    void shmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                \
-    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe);                                             \
-    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe);                                                 \
-    void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,             \
-                              size_t nelems, int pe);                                                              \
-    void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,             \
-                              size_t nelems, int pe);                                                              \
-    void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,  \
-                                    uint64_t signal, int sig_op, int pe);                                          \
-    void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,                  \
-                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+#define SHOAL_SHMEM_DECLARE_RMA(T, N)                                                                                 \
+    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                                            \
+    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe);                                            \
+    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                                        \
+    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe);                                        \
+    void shmem_##N##_p(T *dest, T value, int pe);                                                                     \
+    T shmem_##N##_g(const T *source, int pe);                                                                         \
+    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);             \
+    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);             \
+    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,         \
+                                int sig_op, int pe);                                                                  \
+    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,     \
+                                    int sig_op, int pe);                                                              \
+    void shmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                       \
+    void shmem_ctx_##N##_get(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                       \
+    void shmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                   \
+    void shmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);                   \
+    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe);                                                \
+    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe);                                                    \
+    void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                              int pe);                                                                                \
+    void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                              int pe);                                                                                \
+    void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,     \
+                                    uint64_t signal, int sig_op, int pe);                                             \
+    void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
+                                        uint64_t signal, int sig_op, int pe);
 SHOAL_SHMEM_RMA_TYPES(SHOAL_SHMEM_DECLARE_RMA)
 
-#define SHOAL_SHMEM_DECLARE_SIZED(S, B)                                                                            \
-    void shmem_put##S(void *dest, const void *source, size_t nelems, int pe);                                      \
-    void shmem_get##S(void *dest, const void *source, size_t nelems, int pe);                                      \
-    void shmem_put##S##_nbi(void *dest, const void *source, size_t nelems, int pe);                                \
-    void shmem_get##S##_nbi(void *dest, const void *source, size_t nelems, int pe);                                \
-    void shmem_put##S##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,                  \
-                               uint64_t signal, int sig_op, int pe);                                               \
-    void shmem_put##S##_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,              \
-                                   uint64_t signal, int sig_op, int pe);                                           \
-    void shmem_ctx_put##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);                 \
-    void shmem_ctx_get##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);                 \
-    void shmem_ctx_put##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);           \
-    void shmem_ctx_get##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);           \
-    void shmem_ctx_put##S##_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,                 \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);                       \
-    void shmem_ctx_put##S##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,             \
+#define SHOAL_SHMEM_DECLARE_SIZED(S, B)                                                                                \
+    void shmem_put##S(void *dest, const void *source, size_t nelems, int pe);                                          \
+    void shmem_get##S(void *dest, const void *source, size_t nelems, int pe);                                          \
+    void shmem_put##S##_nbi(void *dest, const void *source, size_t nelems, int pe);                                    \
+    void shmem_get##S##_nbi(void *dest, const void *source, size_t nelems, int pe);                                    \
+    void shmem_put##S##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,     \
+                               int sig_op, int pe);                                                                    \
+    void shmem_put##S##_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
+                                   int sig_op, int pe);                                                                \
+    void shmem_ctx_put##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);                     \
+    void shmem_ctx_get##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);                     \
+    void shmem_ctx_put##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);               \
+    void shmem_ctx_get##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);               \
+    void shmem_ctx_put##S##_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, \
+                                   uint64_t signal, int sig_op, int pe);                                               \
+    void shmem_ctx_put##S##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,                 \
                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 SHOAL_SHMEM_SIZES(SHOAL_SHMEM_DECLARE_SIZED)
 /* Strided sized forms exist for 8 .. 128 bits only. */
-#define SHOAL_SHMEM_DECLARE_STRIDED(S, B)                                                                          \
-    void shmem_iput##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);       \
-    void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);       \
-    void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,          \
-                           size_t nelems, int pe);                                                                 \
-    void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,          \
+#define SHOAL_SHMEM_DECLARE_STRIDED(S, B)                                                                    \
+    void shmem_iput##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,    \
+                           size_t nelems, int pe);                                                           \
+    void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,    \
                            size_t nelems, int pe);
 SHOAL_SHMEM_DECLARE_STRIDED(8, 1)
 SHOAL_SHMEM_DECLARE_STRIDED(16, 2)
@@ -238,91 +239,94 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 
 /* Atomics. Standard AMO types: inc, add, compare_swap and their fetching forms. */
-#define SHOAL_SHMEM_AMO_TYPES(X)                                                                                   \
-    X(int, int)                                                                                                    \
-    X(long, long)                                                                                                  \
-    X(long long, longlong)                                                                                         \
-    X(unsigned int, uint)                                                                                          \
-    X(unsigned long, ulong)                                                                                        \
-    X(unsigned long long, ulonglong)                                                                               \
-    X(int32_t, int32)                                                                                              \
-    X(int64_t, int64)                                                                                              \
-    X(uint32_t, uint32)                                                                                            \
-    X(uint64_t, uint64)                                                                                            \
-    X(size_t, size)                                                                                                \
+#define SHOAL_SHMEM_AMO_TYPES(X)     \
+    X(int, int)                      \
+    X(long, long)                    \
+    X(long long, longlong)           \
+    X(unsigned int, uint)            \
+    X(unsigned long, ulong)          \
+    X(unsigned long long, ulonglong) \
+    X(int32_t, int32)                \
+    X(int64_t, int64)                \
+    X(uint32_t, uint32)              \
+    X(uint64_t, uint64)              \
+    X(size_t, size)                  \
     X(ptrdiff_t, ptrdiff)
 /* Extended AMO types: fetch, set, swap (the standard types and these). */
 #define SHOAL_SHMEM_EXTENDED_AMO_TYPES(X) SHOAL_SHMEM_AMO_TYPES(X) X(float, float) X(double, double)
 /* Bitwise AMO types: and, or, xor and their fetching forms. */
-#define SHOAL_SHMEM_BITWISE_AMO_TYPES(X)                                                                           \
-    X(unsigned int, uint)                                                                                          \
-    X(unsigned long, ulong)                                                                                        \
-    X(unsigned long long, ulonglong)                                                                               \
-    X(int32_t, int32)                                                                                              \
-    X(int64_t, int64)                                                                                              \
-    X(uint32_t, uint32)                                                                                            \
+#define SHOAL_SHMEM_BITWISE_AMO_TYPES(X) \
+    X(unsigned int, uint)                \
+    X(unsigned long, ulong)              \
+    X(unsigned long long, ulonglong)     \
+    X(int32_t, int32)                    \
+    X(int64_t, int64)                    \
+    X(uint32_t, uint32)                  \
     X(uint64_t, uint64)
 
-#define SHOAL_SHMEM_DECLARE_AMO(T, N)                                                                              \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                                               \
-    void shmem_##N##_atomic_inc(T *dest, int pe);                                                                  \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                                      \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                                         \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                                           \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                                              \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);                          \
-    T shmem_ctx_##N##_atomic_fetch_inc(shmem_ctx_t ctx, T *dest, int pe);                                          \
-    void shmem_ctx_##N##_atomic_inc(shmem_ctx_t ctx, T *dest, int pe);                                             \
-    T shmem_ctx_##N##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value, int pe);                                 \
-    void shmem_ctx_##N##_atomic_add(shmem_ctx_t ctx, T *dest, T value, int pe);                                    \
-    T shmem_ctx_##N##_atomic_compare_swap(shmem_ctx_t ctx, T *dest, T cond, T value, int pe);                      \
-    void shmem_ctx_##N##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch, T *dest, int pe);                         \
-    void shmem_ctx_##N##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);                \
+#define SHOAL_SHMEM_DECLARE_AMO(T, N)                                                               \
+    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                                \
+    void shmem_##N##_atomic_inc(T *dest, int pe);                                                   \
+    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                          \
+    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                            \
+    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                               \
+    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);                      \
+    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);           \
+    T shmem_ctx_##N##_atomic_fetch_inc(shmem_ctx_t ctx, T *dest, int pe);                           \
+    void shmem_ctx_##N##_atomic_inc(shmem_ctx_t ctx, T *dest, int pe);                              \
+    T shmem_ctx_##N##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value, int pe);                  \
+    void shmem_ctx_##N##_atomic_add(shmem_ctx_t ctx, T *dest, T value, int pe);                     \
+    T shmem_ctx_##N##_atomic_compare_swap(shmem_ctx_t ctx, T *dest, T cond, T value, int pe);       \
+    void shmem_ctx_##N##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch, T *dest, int pe);          \
+    void shmem_ctx_##N##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe); \
     void shmem_ctx_##N##_atomic_compare_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T cond, T value, int pe);
 SHOAL_SHMEM_AMO_TYPES(SHOAL_SHMEM_DECLARE_AMO)
 
-#define SHOAL_SHMEM_DECLARE_EXTENDED_AMO(T, N)                                                                     \
-    T shmem_##N##_atomic_fetch(const T *source, int pe);                                                           \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                                         \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                                           \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                                          \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);                                          \
-    T shmem_ctx_##N##_atomic_fetch(shmem_ctx_t ctx, const T *source, int pe);                                      \
-    void shmem_ctx_##N##_atomic_set(shmem_ctx_t ctx, T *dest, T value, int pe);                                    \
-    T shmem_ctx_##N##_atomic_swap(shmem_ctx_t ctx, T *dest, T value, int pe);                                      \
-    void shmem_ctx_##N##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch, const T *source, int pe);                     \
+#define SHOAL_SHMEM_DECLARE_EXTENDED_AMO(T, N)                                                 \
+    T shmem_##N##_atomic_fetch(const T *source, int pe);                                       \
+    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                     \
+    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                      \
+    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);                      \
+    T shmem_ctx_##N##_atomic_fetch(shmem_ctx_t ctx, const T *source, int pe);                  \
+    void shmem_ctx_##N##_atomic_set(shmem_ctx_t ctx, T *dest, T value, int pe);                \
+    T shmem_ctx_##N##_atomic_swap(shmem_ctx_t ctx, T *dest, T value, int pe);                  \
+    void shmem_ctx_##N##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch, const T *source, int pe); \
     void shmem_ctx_##N##_atomic_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
 SHOAL_SHMEM_EXTENDED_AMO_TYPES(SHOAL_SHMEM_DECLARE_EXTENDED_AMO)
 
-#define SHOAL_SHMEM_DECLARE_BITWISE_AMO(T, N)                                                                      \
-    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                                      \
-    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                                         \
-    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                                       \
-    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                                          \
-    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                                      \
-    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                                         \
-    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                                      \
-    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);                                     \
-    T shmem_ctx_##N##_atomic_fetch_and(shmem_ctx_t ctx, T *dest, T value, int pe);                                 \
-    void shmem_ctx_##N##_atomic_and(shmem_ctx_t ctx, T *dest, T value, int pe);                                    \
-    T shmem_ctx_##N##_atomic_fetch_or(shmem_ctx_t ctx, T *dest, T value, int pe);                                  \
-    void shmem_ctx_##N##_atomic_or(shmem_ctx_t ctx, T *dest, T value, int pe);                                     \
-    T shmem_ctx_##N##_atomic_fetch_xor(shmem_ctx_t ctx, T *dest, T value, int pe);                                 \
-    void shmem_ctx_##N##_atomic_xor(shmem_ctx_t ctx, T *dest, T value, int pe);
+#define SHOAL_SHMEM_DECLARE_BITWISE_AMO(T, N)                                                       \
+    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                          \
+    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                        \
+    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                           \
+    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                       \
+    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                          \
+    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                      \
+    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                       \
+    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);                      \
+    T shmem_ctx_##N##_atomic_fetch_and(shmem_ctx_t ctx, T *dest, T value, int pe);                  \
+    void shmem_ctx_##N##_atomic_and(shmem_ctx_t ctx, T *dest, T value, int pe);                     \
+    T shmem_ctx_##N##_atomic_fetch_or(shmem_ctx_t ctx, T *dest, T value, int pe);                   \
+    void shmem_ctx_##N##_atomic_or(shmem_ctx_t ctx, T *dest, T value, int pe);                      \
+    T shmem_ctx_##N##_atomic_fetch_xor(shmem_ctx_t ctx, T *dest, T value, int pe);                  \
+    void shmem_ctx_##N##_atomic_xor(shmem_ctx_t ctx, T *dest, T value, int pe);                     \
+    void shmem_ctx_##N##_atomic_fetch_and_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe); \
+    void shmem_ctx_##N##_atomic_fetch_or_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);  \
+    void shmem_ctx_##N##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
 SHOAL_SHMEM_BITWISE_AMO_TYPES(SHOAL_SHMEM_DECLARE_BITWISE_AMO)
 
 /* The atomics' names before 1.4, which tests and older programs still use. */
 #define SHOAL_SHMEM_DEPRECATED_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
-#define SHOAL_SHMEM_DECLARE_DEPRECATED_AMO(T, N)                                                                   \
-    T shmem_##N##_finc(T *dest, int pe);                                                                           \
-    void shmem_##N##_inc(T *dest, int pe);                                                                         \
-    T shmem_##N##_fadd(T *dest, T value, int pe);                                                                  \
-    void shmem_##N##_add(T *dest, T value, int pe);                                                                \
-    T shmem_##N##_cswap(T *dest, T cond, T value, int pe);                                                         \
-    T shmem_##N##_fetch(const T *source, int pe);                                                                  \
-    void shmem_##N##_set(T *dest, T value, int pe);                                                                \
+#define SHOAL_SHMEM_DECLARE_DEPRECATED_AMO(T, N)           \
+    T shmem_##N##_finc(T *dest, int pe);                   \
+    void shmem_##N##_inc(T *dest, int pe);                 \
+    T shmem_##N##_fadd(T *dest, T value, int pe);          \
+    void shmem_##N##_add(T *dest, T value, int pe);        \
+    T shmem_##N##_cswap(T *dest, T cond, T value, int pe); \
+    T shmem_##N##_fetch(const T *source, int pe);          \
+    void shmem_##N##_set(T *dest, T value, int pe);        \
     T shmem_##N##_swap(T *dest, T value, int pe);
 SHOAL_SHMEM_DEPRECATED_AMO_TYPES(SHOAL_SHMEM_DECLARE_DEPRECATED_AMO)
 float shmem_float_fetch(const float *source, int pe);
@@ -334,41 +338,40 @@ double shmem_double_swap(double *dest, double value, int pe);
 long shmem_swap(long *dest, long value, int pe);
 
 /* Waiting on local memory: the point-to-point synchronisation types. */
-#define SHOAL_SHMEM_SYNC_TYPES(X)                                                                                  \
-    X(short, short)                                                                                                \
-    X(int, int)                                                                                                    \
-    X(long, long)                                                                                                  \
-    X(long long, longlong)                                                                                         \
-    X(unsigned short, ushort)                                                                                      \
-    X(unsigned int, uint)                                                                                          \
-    X(unsigned long, ulong)                                                                                        \
-    X(unsigned long long, ulonglong)                                                                               \
-    X(int32_t, int32)                                                                                              \
-    X(int64_t, int64)                                                                                              \
-    X(uint32_t, uint32)                                                                                            \
-    X(uint64_t, uint64)                                                                                            \
-    X(size_t, size)                                                                                                \
+#define SHOAL_SHMEM_SYNC_TYPES(X)    \
+    X(short, short)                  \
+    X(int, int)                      \
+    X(long, long)                    \
+    X(long long, longlong)           \
+    X(unsigned short, ushort)        \
+    X(unsigned int, uint)            \
+    X(unsigned long, ulong)          \
+    X(unsigned long long, ulonglong) \
+    X(int32_t, int32)                \
+    X(int64_t, int64)                \
+    X(uint32_t, uint32)              \
+    X(uint64_t, uint64)              \
+    X(size_t, size)                  \
     X(ptrdiff_t, ptrdiff)
 
-#define SHOAL_SHMEM_DECLARE_SYNC(T, N)                                                                             \
-    void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value);                                                    \
-    void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);             \
-    size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);           \
-    size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,       \
-                                       T cmp_value);                                                               \
-    void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);    \
-    size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);  \
-    size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status,         \
-                                              int cmp, T *cmp_values);                                             \
-    int shmem_##N##_test(T *ivar, int cmp, T cmp_value);                                                           \
-    int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);                    \
-    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);                 \
-    size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,             \
-                                 T cmp_value);                                                                     \
-    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);           \
-    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);        \
-    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,      \
-                                        T *cmp_values);                                                            \
+#define SHOAL_SHMEM_DECLARE_SYNC(T, N)                                                                               \
+    void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value);                                                      \
+    void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);               \
+    size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);             \
+    size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,         \
+                                       T cmp_value);                                                                 \
+    void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);      \
+    size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);    \
+    size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,  \
+                                              T *cmp_values);                                                        \
+    int shmem_##N##_test(T *ivar, int cmp, T cmp_value);                                                             \
+    int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);                      \
+    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);                   \
+    size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T cmp_value); \
+    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);             \
+    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values);          \
+    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,        \
+                                        T *cmp_values);                                                              \
     void shmem_##N##_wait(T *ivar, T cmp_value);
 SHOAL_SHMEM_SYNC_TYPES(SHOAL_SHMEM_DECLARE_SYNC)
 void shmem_wait_until(long *ivar, int cmp, long cmp_value);
@@ -376,90 +379,88 @@ void shmem_wait(long *ivar, long cmp_value);
 
 /* Collectives on teams (1.5) and on active sets (PE_start, logPE_stride,
  * PE_size: the forms before teams, which tests still use). */
-#define SHOAL_SHMEM_DECLARE_TEAM_COLL(T, N)                                                                        \
-    int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root);            \
-    int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems);                           \
-    int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems);                          \
-    int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);                          \
-    int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,           \
-                              size_t nelems);
+#define SHOAL_SHMEM_DECLARE_TEAM_COLL(T, N)                                                             \
+    int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root); \
+    int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems);                \
+    int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems);               \
+    int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);               \
+    int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 SHOAL_SHMEM_RMA_TYPES(SHOAL_SHMEM_DECLARE_TEAM_COLL)
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root);
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
-int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems);
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
 
-#define SHOAL_SHMEM_DECLARE_ACTIVE_SET_COLL(S, B)                                                                  \
-    void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,              \
-                            int logPE_stride, int PE_size, long *pSync);                                           \
-    void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,           \
-                          int PE_size, long *pSync);                                                               \
-    void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,          \
-                           int PE_size, long *pSync);                                                              \
-    void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,          \
-                           int PE_size, long *pSync);                                                              \
-    void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,           \
-                            int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define SHOAL_SHMEM_DECLARE_ACTIVE_SET_COLL(S, B)                                                                      \
+    void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,                  \
+                            int logPE_stride, int PE_size, long *pSync);                                               \
+    void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size,  \
+                          long *pSync);                                                                                \
+    void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, \
+                           long *pSync);                                                                               \
+    void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, \
+                           long *pSync);                                                                               \
+    void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, \
+                            int logPE_stride, int PE_size, long *pSync);
 SHOAL_SHMEM_DECLARE_ACTIVE_SET_COLL(32, 4)
 SHOAL_SHMEM_DECLARE_ACTIVE_SET_COLL(64, 8)
 
 /* Reductions: the types each operation takes (the team forms). */
-#define SHOAL_SHMEM_BITWISE_REDUCE_TYPES(X)                                                                        \
-    X(unsigned char, uchar)                                                                                        \
-    X(unsigned short, ushort)                                                                                      \
-    X(unsigned int, uint)                                                                                          \
-    X(unsigned long, ulong)                                                                                        \
-    X(unsigned long long, ulonglong)                                                                               \
-    X(int8_t, int8)                                                                                                \
-    X(int16_t, int16)                                                                                              \
-    X(int32_t, int32)                                                                                              \
-    X(int64_t, int64)                                                                                              \
-    X(uint8_t, uint8)                                                                                              \
-    X(uint16_t, uint16)                                                                                            \
-    X(uint32_t, uint32)                                                                                            \
-    X(uint64_t, uint64)                                                                                            \
+#define SHOAL_SHMEM_BITWISE_REDUCE_TYPES(X) \
+    X(unsigned char, uchar)                 \
+    X(unsigned short, ushort)               \
+    X(unsigned int, uint)                   \
+    X(unsigned long, ulong)                 \
+    X(unsigned long long, ulonglong)        \
+    X(int8_t, int8)                         \
+    X(int16_t, int16)                       \
+    X(int32_t, int32)                       \
+    X(int64_t, int64)                       \
+    X(uint8_t, uint8)                       \
+    X(uint16_t, uint16)                     \
+    X(uint32_t, uint32)                     \
+    X(uint64_t, uint64)                     \
     X(size_t, size)
-#define SHOAL_SHMEM_ORDERED_REDUCE_TYPES(X)                                                                        \
-    X(char, char)                                                                                                  \
-    X(signed char, schar)                                                                                          \
-    X(short, short)                                                                                                \
-    X(int, int)                                                                                                    \
-    X(long, long)                                                                                                  \
-    X(long long, longlong)                                                                                         \
-    X(ptrdiff_t, ptrdiff)                                                                                          \
-    SHOAL_SHMEM_BITWISE_REDUCE_TYPES(X)                                                                            \
-    X(float, float)                                                                                                \
-    X(double, double)                                                                                              \
+#define SHOAL_SHMEM_ORDERED_REDUCE_TYPES(X) \
+    X(char, char)                           \
+    X(signed char, schar)                   \
+    X(short, short)                         \
+    X(int, int)                             \
+    X(long, long)                           \
+    X(long long, longlong)                  \
+    X(ptrdiff_t, ptrdiff)                   \
+    SHOAL_SHMEM_BITWISE_REDUCE_TYPES(X)     \
+    X(float, float)                         \
+    X(double, double)                       \
     X(long double, longdouble)
-#define SHOAL_SHMEM_ARITH_REDUCE_TYPES(X)                                                                          \
+#define SHOAL_SHMEM_ARITH_REDUCE_TYPES(X) \
     SHOAL_SHMEM_ORDERED_REDUCE_TYPES(X) X(double _Complex, complexd) X(float _Complex, complexf)
 
-#define SHOAL_SHMEM_DECLARE_REDUCE(T, N, OP)                                                                       \
+#define SHOAL_SHMEM_DECLARE_REDUCE(T, N, OP) \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce);
-#define SHOAL_SHMEM_DECLARE_BITWISE_REDUCE(T, N)                                                                   \
+#define SHOAL_SHMEM_DECLARE_BITWISE_REDUCE(T, N) \
     SHOAL_SHMEM_DECLARE_REDUCE(T, N, and) SHOAL_SHMEM_DECLARE_REDUCE(T, N, or) SHOAL_SHMEM_DECLARE_REDUCE(T, N, xor)
-#define SHOAL_SHMEM_DECLARE_ORDERED_REDUCE(T, N)                                                                   \
+#define SHOAL_SHMEM_DECLARE_ORDERED_REDUCE(T, N) \
     SHOAL_SHMEM_DECLARE_REDUCE(T, N, max) SHOAL_SHMEM_DECLARE_REDUCE(T, N, min)
-#define SHOAL_SHMEM_DECLARE_ARITH_REDUCE(T, N)                                                                     \
+#define SHOAL_SHMEM_DECLARE_ARITH_REDUCE(T, N) \
     SHOAL_SHMEM_DECLARE_REDUCE(T, N, sum) SHOAL_SHMEM_DECLARE_REDUCE(T, N, prod)
 SHOAL_SHMEM_BITWISE_REDUCE_TYPES(SHOAL_SHMEM_DECLARE_BITWISE_REDUCE)
 SHOAL_SHMEM_ORDERED_REDUCE_TYPES(SHOAL_SHMEM_DECLARE_ORDERED_REDUCE)
 SHOAL_SHMEM_ARITH_REDUCE_TYPES(SHOAL_SHMEM_DECLARE_ARITH_REDUCE)
 
 /* The active-set reductions (to_all). */
-#define SHOAL_SHMEM_DECLARE_TO_ALL(T, N, OP)                                                                       \
-    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start, int logPE_stride,          \
-                                   int PE_size, T *pWrk, long *pSync);
+#define SHOAL_SHMEM_DECLARE_TO_ALL(T, N, OP)                                                                           \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start, int logPE_stride, int PE_size, \
+                                   T *pWrk, long *pSync);
 #define SHOAL_SHMEM_TO_ALL_INTEGER_TYPES(X) X(short, short) X(int, int) X(long, long) X(long long, longlong)
 #define SHOAL_SHMEM_TO_ALL_REAL_TYPES(X) X(float, float) X(double, double) X(long double, longdouble)
 #define SHOAL_SHMEM_TO_ALL_COMPLEX_TYPES(X) X(float _Complex, complexf) X(double _Complex, complexd)
-#define SHOAL_SHMEM_DECLARE_TO_ALL_BITWISE(T, N)                                                                   \
+#define SHOAL_SHMEM_DECLARE_TO_ALL_BITWISE(T, N) \
     SHOAL_SHMEM_DECLARE_TO_ALL(T, N, and) SHOAL_SHMEM_DECLARE_TO_ALL(T, N, or) SHOAL_SHMEM_DECLARE_TO_ALL(T, N, xor)
-#define SHOAL_SHMEM_DECLARE_TO_ALL_ORDERED(T, N)                                                                   \
+#define SHOAL_SHMEM_DECLARE_TO_ALL_ORDERED(T, N) \
     SHOAL_SHMEM_DECLARE_TO_ALL(T, N, max) SHOAL_SHMEM_DECLARE_TO_ALL(T, N, min)
-#define SHOAL_SHMEM_DECLARE_TO_ALL_ARITH(T, N)                                                                     \
+#define SHOAL_SHMEM_DECLARE_TO_ALL_ARITH(T, N) \
     SHOAL_SHMEM_DECLARE_TO_ALL(T, N, sum) SHOAL_SHMEM_DECLARE_TO_ALL(T, N, prod)
 SHOAL_SHMEM_TO_ALL_INTEGER_TYPES(SHOAL_SHMEM_DECLARE_TO_ALL_BITWISE)
 SHOAL_SHMEM_TO_ALL_INTEGER_TYPES(SHOAL_SHMEM_DECLARE_TO_ALL_ORDERED)
@@ -482,78 +483,272 @@ void *shmemalign(size_t alignment, size_t size);
 #endif
 
 /* C11 type-generic forms (not inside shoal, which defines the functions
- * some of them share a name with). */
+ * some of them share a name with). Each selects the typed routine from the
+ * type of its first pointer argument; the forms that take a context first
+ * (shmem_put(ctx, dest, ...)) select the ctx routine from the argument after
+ * it. A selection no type matches names shoal_shmem_c11_no_such_type, which
+ * takes no arguments, so that a wrong call fails to compile. */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus) && !defined(SHOAL_SHMEM_INTERNAL)
-#define SHOAL_SHMEM_RMA_CASES(OP)                                                                               \
-    float * : shmem_float_##OP, double * : shmem_double_##OP, long double * : shmem_longdouble_##OP,              \
-    char * : shmem_char_##OP, signed char * : shmem_schar_##OP, short * : shmem_short_##OP, int * : shmem_int_##OP, \
-    long * : shmem_long_##OP, long long * : shmem_longlong_##OP, unsigned char * : shmem_uchar_##OP,               \
-    unsigned short * : shmem_ushort_##OP, unsigned int * : shmem_uint_##OP, unsigned long * : shmem_ulong_##OP,    \
-    unsigned long long * : shmem_ulonglong_##OP
-#define shmem_put(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(put))(dest, __VA_ARGS__)
-#define shmem_get(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(get))(dest, __VA_ARGS__)
-#define shmem_put_nbi(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(put_nbi))(dest, __VA_ARGS__)
-#define shmem_get_nbi(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(get_nbi))(dest, __VA_ARGS__)
-#define shmem_p(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(p))(dest, __VA_ARGS__)
-#define shmem_iput(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(iput))(dest, __VA_ARGS__)
-#define shmem_iget(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(iget))(dest, __VA_ARGS__)
-#define shmem_put_signal(dest, ...) _Generic((dest), SHOAL_SHMEM_RMA_CASES(put_signal))(dest, __VA_ARGS__)
-#define shmem_put_signal_nbi(dest, ...)                                                                            \
-    _Generic((dest), SHOAL_SHMEM_RMA_CASES(put_signal_nbi))(dest, __VA_ARGS__)
-#define shmem_g(src, pe)                                                                                           \
-    _Generic((src), SHOAL_SHMEM_RMA_CASES(g), const float * : shmem_float_g, const double * : shmem_double_g,   \
-             const long double * : shmem_longdouble_g, const char * : shmem_char_g,                                \
-             const signed char * : shmem_schar_g, const short * : shmem_short_g, const int * : shmem_int_g,        \
-             const long * : shmem_long_g, const long long * : shmem_longlong_g,                                    \
-             const unsigned char * : shmem_uchar_g, const unsigned short * : shmem_ushort_g,                       \
-             const unsigned int * : shmem_uint_g, const unsigned long * : shmem_ulong_g,                           \
-             const unsigned long long * : shmem_ulonglong_g)(src, pe)
-#define SHOAL_SHMEM_AMO_CASES(OP)                                                                                  \
-    int * : shmem_int_##OP, long * : shmem_long_##OP, long long * : shmem_longlong_##OP,                          \
-    unsigned int * : shmem_uint_##OP, unsigned long * : shmem_ulong_##OP,                                         \
-    unsigned long long * : shmem_ulonglong_##OP
-#define SHOAL_SHMEM_BITWISE_CASES(OP)                                                                              \
-    unsigned int * : shmem_uint_##OP, unsigned long * : shmem_ulong_##OP, unsigned long long * : shmem_ulonglong_##OP
-#define shmem_atomic_fetch_inc(dest, pe) _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_fetch_inc))(dest, pe)
-#define shmem_atomic_inc(dest, pe) _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_inc))(dest, pe)
-#define shmem_atomic_fetch_add(dest, ...) _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_fetch_add))(dest, __VA_ARGS__)
-#define shmem_atomic_add(dest, ...) _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_add))(dest, __VA_ARGS__)
-#define shmem_atomic_compare_swap(dest, ...)                                                                       \
-    _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_compare_swap))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch(src, pe)                                                                                \
-    _Generic((src), SHOAL_SHMEM_AMO_CASES(atomic_fetch), float * : shmem_float_atomic_fetch,                      \
-             double * : shmem_double_atomic_fetch, const int * : shmem_int_atomic_fetch,                          \
-             const long * : shmem_long_atomic_fetch, const long long * : shmem_longlong_atomic_fetch,              \
-             const unsigned int * : shmem_uint_atomic_fetch, const unsigned long * : shmem_ulong_atomic_fetch,     \
-             const unsigned long long * : shmem_ulonglong_atomic_fetch, const float * : shmem_float_atomic_fetch,  \
-             const double * : shmem_double_atomic_fetch)(src, pe)
-#define shmem_atomic_set(dest, ...)                                                                                \
-    _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_set), float * : shmem_float_atomic_set,                         \
-             double * : shmem_double_atomic_set)(dest, __VA_ARGS__)
-#define shmem_atomic_swap(dest, ...)                                                                               \
-    _Generic((dest), SHOAL_SHMEM_AMO_CASES(atomic_swap), float * : shmem_float_atomic_swap,                       \
-             double * : shmem_double_atomic_swap)(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_and(dest, ...)                                                                          \
-    _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_fetch_and))(dest, __VA_ARGS__)
-#define shmem_atomic_and(dest, ...) _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_and))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_or(dest, ...) _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_fetch_or))(dest, __VA_ARGS__)
-#define shmem_atomic_or(dest, ...) _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_or))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_xor(dest, ...)                                                                          \
-    _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_fetch_xor))(dest, __VA_ARGS__)
-#define shmem_atomic_xor(dest, ...) _Generic((dest), SHOAL_SHMEM_BITWISE_CASES(atomic_xor))(dest, __VA_ARGS__)
-#define SHOAL_SHMEM_SYNC_CASES(OP)                                                                                 \
-    short * : shmem_short_##OP, int * : shmem_int_##OP, long * : shmem_long_##OP,                                 \
-    long long * : shmem_longlong_##OP, unsigned short * : shmem_ushort_##OP, unsigned int * : shmem_uint_##OP,     \
-    unsigned long * : shmem_ulong_##OP, unsigned long long * : shmem_ulonglong_##OP
-#define shmem_wait_until(ivar, ...) _Generic((ivar), SHOAL_SHMEM_SYNC_CASES(wait_until))(ivar, __VA_ARGS__)
-#define shmem_wait_until_all(ivars, ...) _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(wait_until_all))(ivars, __VA_ARGS__)
-#define shmem_wait_until_any(ivars, ...) _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(wait_until_any))(ivars, __VA_ARGS__)
-#define shmem_wait_until_some(ivars, ...)                                                                          \
-    _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(wait_until_some))(ivars, __VA_ARGS__)
-#define shmem_test(ivar, ...) _Generic((ivar), SHOAL_SHMEM_SYNC_CASES(test))(ivar, __VA_ARGS__)
-#define shmem_test_all(ivars, ...) _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(test_all))(ivars, __VA_ARGS__)
-#define shmem_test_any(ivars, ...) _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(test_any))(ivars, __VA_ARGS__)
-#define shmem_test_some(ivars, ...) _Generic((ivars), SHOAL_SHMEM_SYNC_CASES(test_some))(ivars, __VA_ARGS__)
+void shoal_shmem_c11_no_such_type(void);
+/* The first and second of a call's arguments (padded, so that one or two
+ * arguments are enough). */
+#define SHOAL_SHMEM_PICK0(a, ...) a
+#define SHOAL_SHMEM_PICK1(a, b, ...) b
+#define SHOAL_SHMEM_ARG0(...) SHOAL_SHMEM_PICK0(__VA_ARGS__, 0)
+#define SHOAL_SHMEM_ARG1(...) SHOAL_SHMEM_PICK1(__VA_ARGS__, 0, 0)
+
+/* Type lists: the C types each family takes (the fixed-width names are
+ * the same types, so they select the same routines). P is the routine's
+ * prefix (shmem_ or shmem_ctx_), OP its operation. */
+#define SHOAL_SHMEM_C11_RMA(P, OP)                                                                                             \
+    float                                                                                                                      \
+        * : P##float_##OP,                                                                                                     \
+            double                                                                                                             \
+                * : P##double_##OP,                                                                                            \
+                    long double                                                                                                \
+                        * : P##longdouble_##OP,                                                                                \
+                            char                                                                                               \
+                                * : P##char_##OP,                                                                              \
+                                    signed char                                                                                \
+                                        * : P##schar_##OP,                                                                     \
+                                            short                                                                              \
+                                                * : P##short_##OP,                                                             \
+                                                    int * : P##int_##OP,                                                       \
+                                                            long                                                               \
+                                                                * : P##long_##OP,                                              \
+                                                                    long long                                                  \
+                                                                        * : P##longlong_##OP,                                  \
+                                                                            unsigned char                                      \
+                                                                                * : P##uchar_##OP,                             \
+                                                                                    unsigned short                             \
+                                                                                        * : P##ushort_##OP,                    \
+                                                                                            unsigned int                       \
+                                                                                                * : P##uint_##OP,              \
+                                                                                                    unsigned long              \
+                                                                                                        * : P##ulong_##OP,     \
+                                                                                                            unsigned long long \
+                                                                                                                * : P##ulonglong_##OP
+#define SHOAL_SHMEM_C11_RMA_CONST(P, OP)                                                                                             \
+    const float                                                                                                                      \
+        * : P##float_##OP,                                                                                                           \
+            const double                                                                                                             \
+                * : P##double_##OP,                                                                                                  \
+                    const long double                                                                                                \
+                        * : P##longdouble_##OP,                                                                                      \
+                            const char                                                                                               \
+                                * : P##char_##OP,                                                                                    \
+                                    const signed char                                                                                \
+                                        * : P##schar_##OP,                                                                           \
+                                            const short                                                                              \
+                                                * : P##short_##OP,                                                                   \
+                                                    const int                                                                        \
+                                                        * : P##int_##OP,                                                             \
+                                                            const long                                                               \
+                                                                * : P##long_##OP,                                                    \
+                                                                    const long long                                                  \
+                                                                        * : P##longlong_##OP,                                        \
+                                                                            const unsigned char                                      \
+                                                                                * : P##uchar_##OP,                                   \
+                                                                                    const unsigned short                             \
+                                                                                        * : P##ushort_##OP,                          \
+                                                                                            const unsigned int                       \
+                                                                                                * : P##uint_##OP,                    \
+                                                                                                    const unsigned long              \
+                                                                                                        * : P##ulong_##OP,           \
+                                                                                                            const unsigned long long \
+                                                                                                                * : P##ulonglong_##OP
+#define SHOAL_SHMEM_C11_AMO(P, OP)                                                   \
+    int * : P##int_##OP,                                                             \
+            long * : P##long_##OP,                                                   \
+                     long long * : P##longlong_##OP,                                 \
+                                   unsigned int * : P##uint_##OP,                    \
+                                                    unsigned long * : P##ulong_##OP, \
+                                                                      unsigned long long * : P##ulonglong_##OP
+#define SHOAL_SHMEM_C11_EXTENDED_AMO(P, OP) \
+    SHOAL_SHMEM_C11_AMO(P, OP), float * : P##float_##OP, double * : P##double_##OP
+#define SHOAL_SHMEM_C11_EXTENDED_AMO_CONST(P, OP)                                                           \
+    const int * : P##int_##OP,                                                                              \
+                  const long * : P##long_##OP,                                                              \
+                                 const long long * : P##longlong_##OP,                                      \
+                                                     const unsigned int                                     \
+                                                         * : P##uint_##OP,                                  \
+                                                             const unsigned long                            \
+                                                                 * : P##ulong_##OP,                         \
+                                                                     const unsigned long long               \
+                                                                         * : P##ulonglong_##OP,             \
+                                                                             const float * : P##float_##OP, \
+                                                                                             const double   \
+                                                                                                 * : P##double_##OP
+/* The bitwise atomics take unsigned types and int32_t/int64_t only. */
+#define SHOAL_SHMEM_C11_BITWISE_AMO(P, OP)                                               \
+    unsigned int * : P##uint_##OP,                                                       \
+                     unsigned long * : P##ulong_##OP,                                    \
+                                       unsigned long long * : P##ulonglong_##OP,         \
+                                                              int32_t * : P##int32_##OP, \
+                                                                          int64_t * : P##int64_##OP
+#define SHOAL_SHMEM_C11_SYNC(P, OP)                                                                         \
+    short * : P##short_##OP,                                                                                \
+              int * : P##int_##OP,                                                                          \
+                      long * : P##long_##OP,                                                                \
+                               long long * : P##longlong_##OP,                                              \
+                                             unsigned short * : P##ushort_##OP,                             \
+                                                                unsigned int * : P##uint_##OP,              \
+                                                                                 unsigned long              \
+                                                                                     * : P##ulong_##OP,     \
+                                                                                         unsigned long long \
+                                                                                             * : P##ulonglong_##OP
+#define SHOAL_SHMEM_C11_BITWISE_REDUCE(P, OP)                                                                   \
+    unsigned char * : P##uchar_##OP,                                                                            \
+                      unsigned short                                                                            \
+                          * : P##ushort_##OP,                                                                   \
+                              unsigned int * : P##uint_##OP,                                                    \
+                                               unsigned long                                                    \
+                                                   * : P##ulong_##OP,                                           \
+                                                       unsigned long long                                       \
+                                                           * : P##ulonglong_##OP,                               \
+                                                               signed char * : P##int8_##OP,                    \
+                                                                               short * : P##int16_##OP,         \
+                                                                                         int * : P##int32_##OP, \
+                                                                                                 long           \
+                                                                                                     * : P##int64_##OP
+#define SHOAL_SHMEM_C11_ORDERED_REDUCE(P, OP)                                                                               \
+    char                                                                                                                    \
+        * : P##char_##OP,                                                                                                   \
+            signed char                                                                                                     \
+                * : P##schar_##OP,                                                                                          \
+                    short                                                                                                   \
+                        * : P##short_##OP,                                                                                  \
+                            int * : P##int_##OP,                                                                            \
+                                    long                                                                                    \
+                                        * : P##long_##OP,                                                                   \
+                                            long long                                                                       \
+                                                * : P##longlong_##OP,                                                       \
+                                                    unsigned char                                                           \
+                                                        * : P##uchar_##OP,                                                  \
+                                                            unsigned short                                                  \
+                                                                * : P##ushort_##OP,                                         \
+                                                                    unsigned int                                            \
+                                                                        * : P##uint_##OP,                                   \
+                                                                            unsigned long                                   \
+                                                                                * : P##ulong_##OP,                          \
+                                                                                    unsigned long long                      \
+                                                                                        * : P##ulonglong_##OP,              \
+                                                                                            float                           \
+                                                                                                * : P##float_##OP,          \
+                                                                                                    double                  \
+                                                                                                        * : P##double_##OP, \
+                                                                                                            long double     \
+                                                                                                                * : P##longdouble_##OP
+#define SHOAL_SHMEM_C11_ARITH_REDUCE(P, OP) \
+    SHOAL_SHMEM_C11_ORDERED_REDUCE(P, OP), double _Complex * : P##complexd_##OP, float _Complex * : P##complexf_##OP
+
+/* A routine with a context form: by the first argument, or, where that is
+ * a context, by the second. */
+#define SHOAL_SHMEM_C11_WITH_CTX(LIST, OP, ...)                                      \
+    _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), shmem_ctx_t                              \
+             : _Generic(SHOAL_SHMEM_ARG1(__VA_ARGS__), LIST(shmem_ctx_, OP), default \
+                        : shoal_shmem_c11_no_such_type),                             \
+               LIST(shmem_, OP))(__VA_ARGS__)
+/* The same where the typed pointer may be const (a source). */
+#define SHOAL_SHMEM_C11_WITH_CTX_CONST(LIST, CONST_LIST, OP, ...)                                                \
+    _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), shmem_ctx_t                                                          \
+             : _Generic(SHOAL_SHMEM_ARG1(__VA_ARGS__), LIST(shmem_ctx_, OP), CONST_LIST(shmem_ctx_, OP), default \
+                        : shoal_shmem_c11_no_such_type),                                                         \
+               LIST(shmem_, OP), CONST_LIST(shmem_, OP))(__VA_ARGS__)
+/* A routine without one: by the first argument. */
+#define SHOAL_SHMEM_C11_BY_ARG0(LIST, OP, ...) _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), LIST(shmem_, OP))(__VA_ARGS__)
+/* A team collective: by the second argument (the first is the team). */
+#define SHOAL_SHMEM_C11_BY_ARG1(LIST, OP, ...) _Generic(SHOAL_SHMEM_ARG1(__VA_ARGS__), LIST(shmem_, OP))(__VA_ARGS__)
+
+#define shmem_put(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, put, __VA_ARGS__)
+#define shmem_get(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, get, __VA_ARGS__)
+#define shmem_put_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, get_nbi, __VA_ARGS__)
+#define shmem_p(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, p, __VA_ARGS__)
+#define shmem_g(...) SHOAL_SHMEM_C11_WITH_CTX_CONST(SHOAL_SHMEM_C11_RMA, SHOAL_SHMEM_C11_RMA_CONST, g, __VA_ARGS__)
+#define shmem_iput(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, iput, __VA_ARGS__)
+#define shmem_iget(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, iget, __VA_ARGS__)
+#define shmem_put_signal(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_RMA, put_signal_nbi, __VA_ARGS__)
+
+#define shmem_atomic_fetch(...)                                                                                    \
+    SHOAL_SHMEM_C11_WITH_CTX_CONST(SHOAL_SHMEM_C11_EXTENDED_AMO, SHOAL_SHMEM_C11_EXTENDED_AMO_CONST, atomic_fetch, \
+                                   __VA_ARGS__)
+#define shmem_atomic_set(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) \
+    SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) \
+    SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_add, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_AMO, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) \
+    SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) \
+    SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...) SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) \
+    SHOAL_SHMEM_C11_WITH_CTX(SHOAL_SHMEM_C11_BITWISE_AMO, atomic_fetch_xor_nbi, __VA_ARGS__)
+
+#define shmem_wait_until(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until, __VA_ARGS__)
+#define shmem_wait_until_all(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_all, __VA_ARGS__)
+#define shmem_wait_until_any(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_any, __VA_ARGS__)
+#define shmem_wait_until_some(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_some, __VA_ARGS__)
+#define shmem_wait_until_all_vector(...) \
+    SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_all_vector, __VA_ARGS__)
+#define shmem_wait_until_any_vector(...) \
+    SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_any_vector, __VA_ARGS__)
+#define shmem_wait_until_some_vector(...) \
+    SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, wait_until_some_vector, __VA_ARGS__)
+#define shmem_test(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test, __VA_ARGS__)
+#define shmem_test_all(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_all, __VA_ARGS__)
+#define shmem_test_any(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_any, __VA_ARGS__)
+#define shmem_test_some(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_some, __VA_ARGS__)
+#define shmem_test_all_vector(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_all_vector, __VA_ARGS__)
+#define shmem_test_any_vector(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_any_vector, __VA_ARGS__)
+#define shmem_test_some_vector(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_SYNC, test_some_vector, __VA_ARGS__)
+
+#define shmem_broadcast(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_RMA, broadcast, __VA_ARGS__)
+#define shmem_collect(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_RMA, collect, __VA_ARGS__)
+#define shmem_fcollect(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_RMA, fcollect, __VA_ARGS__)
+#define shmem_alltoall(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_RMA, alltoall, __VA_ARGS__)
+#define shmem_alltoalls(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_RMA, alltoalls, __VA_ARGS__)
+#define shmem_and_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_BITWISE_REDUCE, and_reduce, __VA_ARGS__)
+#define shmem_or_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_BITWISE_REDUCE, or_reduce, __VA_ARGS__)
+#define shmem_xor_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_BITWISE_REDUCE, xor_reduce, __VA_ARGS__)
+#define shmem_max_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ORDERED_REDUCE, max_reduce, __VA_ARGS__)
+#define shmem_min_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ORDERED_REDUCE, min_reduce, __VA_ARGS__)
+#define shmem_sum_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ARITH_REDUCE, sum_reduce, __VA_ARGS__)
+#define shmem_prod_reduce(...) SHOAL_SHMEM_C11_BY_ARG1(SHOAL_SHMEM_C11_ARITH_REDUCE, prod_reduce, __VA_ARGS__)
+
+/* The generic atomics' names before 1.4 (deprecated; programs still call
+ * them): the same routines as their 1.4 names, without a context form. */
+#define shmem_finc(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_inc(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_inc, __VA_ARGS__)
+#define shmem_fadd(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_fetch_add, __VA_ARGS__)
+#define shmem_add(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_add, __VA_ARGS__)
+#define shmem_cswap(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_AMO, atomic_compare_swap, __VA_ARGS__)
+#define shmem_fetch(...)                                                                        \
+    _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), SHOAL_SHMEM_C11_EXTENDED_AMO(shmem_, atomic_fetch), \
+             SHOAL_SHMEM_C11_EXTENDED_AMO_CONST(shmem_, atomic_fetch))(__VA_ARGS__)
+#define shmem_set(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_set, __VA_ARGS__)
+#define shmem_swap(...) SHOAL_SHMEM_C11_BY_ARG0(SHOAL_SHMEM_C11_EXTENDED_AMO, atomic_swap, __VA_ARGS__)
+
+/* shmem_sync(team) is the team barrier of 1.5; with four arguments it is
+ * still the active-set form (the function of that name). */
+#define shmem_sync(...) \
+    _Generic(SHOAL_SHMEM_ARG0(__VA_ARGS__), shmem_team_t : shmem_team_sync, default : shmem_sync)(__VA_ARGS__)
 #endif
 
 #endif

@@ -116,6 +116,11 @@ bool rma_test(const void *addr, int width, bool is_signed, rma_cmp cmp, uint64_t
 void rma_wait(rma_engine *e, const char *call, const volatile void *addr, int width, bool is_signed, rma_cmp cmp,
               uint64_t value);
 
+/* Drives the remote transport once, where the job spans nodes: what a
+ * program's own polling loop (shmem_test and kin) calls, since MPIs that
+ * carry atomics as messages apply them only while the target calls MPI. */
+void rma_progress(rma_engine *e);
+
 /* One step of a polling loop's polite waiting (polls: steps so far):
  * spin, then yield, then sleep, driving the remote transport meanwhile and
  * now and then checking that the local PEs are alive. */

@@ -253,6 +253,12 @@ bool rma_test(const void *addr, int width, bool is_signed, rma_cmp cmp, uint64_t
     return false;
 }
 
+void rma_progress(rma_engine *e)
+{
+    if (spans_nodes(e) && e->remote->progress)
+        e->remote->progress(e->remote_ctx);
+}
+
 static void check_local_peers(const rma_engine *e, const char *call)
 {
     for (int i = 0; i < e->n_local; i++)
@@ -277,8 +283,7 @@ void rma_backoff(rma_engine *e, const char *call, long polls)
         core_cpu_relax();
         return;
     }
-    if (spans_nodes(e) && e->remote->progress)
-        e->remote->progress(e->remote_ctx);
+    rma_progress(e);
     long later = polls - spin;
     if (later < YIELD_POLLS) {
         sched_yield();

@@ -88,6 +88,14 @@ void *shmem_align(size_t alignment, size_t size)
 {
     if (alignment == 0 || (alignment & (alignment - 1)))
         osh_fail("shmem_align", "alignment %zu is not a power of two", alignment);
+    osh_require_init("shmem_align");
+    /* Past the heap's own alignment, an aligned offset is no aligned address. */
+    if (alignment > osh.heap_alignment) {
+        agree("shmem_align", size, false);
+        core_log_error("shmem_align: alignment %zu is beyond the symmetric heap's (%zu bytes)", alignment,
+                       osh.heap_alignment);
+        return NULL;
+    }
     return allocate("shmem_align", size, alignment);
 }
 

@@ -165,28 +165,32 @@ SHOAL_SHMEM_AMO_TYPES(DEFINE_AMO)
     }
 SHOAL_SHMEM_EXTENDED_AMO_TYPES(DEFINE_EXTENDED_AMO)
 
-#define DEFINE_BITWISE_OP(T, N, OP, AMO)                                                    \
-    T shmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe)                               \
-    {                                                                                       \
-        T old;                                                                              \
-        amo("shmem_" #N "_atomic_fetch_" #OP, AMO, WIDTH(T), dest, &value, NULL, &old, pe); \
-        return old;                                                                         \
-    }                                                                                       \
-    void shmem_##N##_atomic_##OP(T *dest, T value, int pe)                                  \
-    {                                                                                       \
-        amo("shmem_" #N "_atomic_" #OP, AMO, WIDTH(T), dest, &value, NULL, NULL, pe);       \
-    }                                                                                       \
-    void shmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value, int pe)            \
-    {                                                                                       \
-        *fetch = shmem_##N##_atomic_fetch_##OP(dest, value, pe);                            \
-    }                                                                                       \
-    T shmem_ctx_##N##_atomic_fetch_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)          \
-    {                                                                                       \
-        return shmem_##N##_atomic_fetch_##OP(dest, value, osh_ctx_pe(ctx, pe));             \
-    }                                                                                       \
-    void shmem_ctx_##N##_atomic_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)             \
-    {                                                                                       \
-        shmem_##N##_atomic_##OP(dest, value, osh_ctx_pe(ctx, pe));                          \
+#define DEFINE_BITWISE_OP(T, N, OP, AMO)                                                              \
+    T shmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe)                                         \
+    {                                                                                                 \
+        T old;                                                                                        \
+        amo("shmem_" #N "_atomic_fetch_" #OP, AMO, WIDTH(T), dest, &value, NULL, &old, pe);           \
+        return old;                                                                                   \
+    }                                                                                                 \
+    void shmem_##N##_atomic_##OP(T *dest, T value, int pe)                                            \
+    {                                                                                                 \
+        amo("shmem_" #N "_atomic_" #OP, AMO, WIDTH(T), dest, &value, NULL, NULL, pe);                 \
+    }                                                                                                 \
+    void shmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value, int pe)                      \
+    {                                                                                                 \
+        *fetch = shmem_##N##_atomic_fetch_##OP(dest, value, pe);                                      \
+    }                                                                                                 \
+    T shmem_ctx_##N##_atomic_fetch_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                    \
+    {                                                                                                 \
+        return shmem_##N##_atomic_fetch_##OP(dest, value, osh_ctx_pe(ctx, pe));                       \
+    }                                                                                                 \
+    void shmem_ctx_##N##_atomic_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                       \
+    {                                                                                                 \
+        shmem_##N##_atomic_##OP(dest, value, osh_ctx_pe(ctx, pe));                                    \
+    }                                                                                                 \
+    void shmem_ctx_##N##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe) \
+    {                                                                                                 \
+        shmem_##N##_atomic_fetch_##OP##_nbi(fetch, dest, value, osh_ctx_pe(ctx, pe));                 \
     }
 #define DEFINE_BITWISE_AMO(T, N)                    \
     DEFINE_BITWISE_OP(T, N, and, RMA_AMO_FETCH_AND) \

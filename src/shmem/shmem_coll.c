@@ -51,10 +51,38 @@ static void broadcast(const char *call, MPI_Comm comm, void *dest, const void *s
     bcast_bytes(dest, bytes, root, comm);
 }
 
+/* MPI forbids a send buffer that overlaps the receive buffer; OpenSHMEM
+ * programs pass one (in place, or with a dest shorter than what it
+ * receives, which then runs into the next block). Returns source, or where
+ * the two overlap a copy of it in *copy (for the caller to free). */
+static const void *apart_from(const char *call, const void *source, size_t bytes, const void *dest, size_t dest_bytes,
+                              void **copy)
+{
+    *copy = NULL;
+    const char *s = source, *d = dest;
+    if (bytes == 0 || s + bytes <= d || d + dest_bytes <= s)
+        return source;
+    *copy = malloc(bytes);
+    if (!*copy)
+        osh_fail(call, "out of memory for a copy of the %zu-byte source", bytes);
+    memcpy(*copy, source, bytes);
+    return *copy;
+}
+
+static int comm_size(MPI_Comm comm)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    return size;
+}
+
 static void fcollect(const char *call, MPI_Comm comm, void *dest, const void *source, size_t bytes)
 {
     check_count(call, bytes);
+    void *copy;
+    source = apart_from(call, source, bytes, dest, bytes * (size_t)comm_size(comm), &copy);
     MPI_Allgather(source, (int)bytes, MPI_BYTE, dest, (int)bytes, MPI_BYTE, comm);
+    free(copy);
 }
 
 static void collect(const char *call, MPI_Comm comm, void *dest, const void *source, size_t bytes)
@@ -72,7 +100,10 @@ static void collect(const char *call, MPI_Comm comm, void *dest, const void *sou
     }
     if (total > INT_MAX)
         osh_fail(call, "%ld bytes in all are more than shoal's collect takes (%d)", total, INT_MAX);
+    void *copy;
+    source = apart_from(call, source, bytes, dest, (size_t)total, &copy);
     MPI_Allgatherv(source, mine, MPI_BYTE, dest, counts, offsets, MPI_BYTE, comm);
+    free(copy);
     free(counts);
     free(offsets);
 }
@@ -80,7 +111,11 @@ static void collect(const char *call, MPI_Comm comm, void *dest, const void *sou
 static void alltoall(const char *call, MPI_Comm comm, void *dest, const void *source, size_t bytes)
 {
     check_count(call, bytes);
+    size_t all = bytes * (size_t)comm_size(comm);
+    void *copy;
+    source = apart_from(call, source, all, dest, all, &copy);
     MPI_Alltoall(source, (int)bytes, MPI_BYTE, dest, (int)bytes, MPI_BYTE, comm);
+    free(copy);
 }
 
 /* Block j of source (nelems elements sst apart, from element j*nelems*sst)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core_config.h"
@@ -126,15 +127,57 @@ __attribute__((no_sanitize_address)) static void copy_program_data(void *dst, co
         to[i] = from[i];
 }
 
+/* The heap's own mapping starts at a multiple of this (the smallest power
+ * of two that holds the heap, within these bounds): the allocator aligns
+ * offsets, and shmem_align's addresses are aligned only where the base is. */
+#define HEAP_MIN_ALIGNMENT ((size_t)4096)
+#define HEAP_MAX_ALIGNMENT ((size_t)1 << 30)
+
+static size_t heap_alignment_for(size_t size)
+{
+    size_t alignment = HEAP_MIN_ALIGNMENT;
+    while (alignment < size && alignment < HEAP_MAX_ALIGNMENT)
+        alignment <<= 1;
+    return alignment;
+}
+
+/* Moves seg's mapping (still linked) to a multiple of alignment: reserves
+ * room for it anywhere, maps the segment over the aligned part and gives
+ * back the rest. 0 or an errno value. */
+static int align_mapping(core_segment *seg, size_t alignment)
+{
+    if ((uintptr_t)seg->base % alignment == 0)
+        return 0;
+    size_t span = seg->size + alignment;
+    char *room = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (room == MAP_FAILED)
+        return errno;
+    char *aligned = (char *)(((uintptr_t)room + alignment - 1) / alignment * alignment);
+    int err = core_segment_move_to(seg, aligned);
+    if (err) {
+        munmap(room, span);
+        return err;
+    }
+    if (aligned > room)
+        munmap(room, (size_t)(aligned - room));
+    char *tail = aligned + seg->size, *end = room + span;
+    if (end > tail)
+        munmap(tail, (size_t)(end - tail));
+    return 0;
+}
+
 /* Each local PE's segment of size bytes, mine created (and filled with
- * contents, where given), the others mapped by name. Collective over the
- * node. False (on every PE alike) where any PE failed; why in *err. */
-static bool share_segments(core_segment *segs, size_t size, const void *contents, int *err)
+ * contents, where given; its mapping at a multiple of alignment, where not
+ * 0), the others mapped by name. Collective over the node. False (on every
+ * PE alike) where any PE failed; why in *err. */
+static bool share_segments(core_segment *segs, size_t size, const void *contents, size_t alignment, int *err)
 {
     int local;
     MPI_Comm_rank(osh.node, &local);
     char *names = calloc((size_t)osh.n_local, CORE_SHM_NAME_MAX);
     *err = core_segment_create(&segs[local], size);
+    if (*err == 0 && alignment)
+        *err = align_mapping(&segs[local], alignment);
     if (*err == 0 && contents)
         copy_program_data(segs[local].base, contents, size);
     MPI_Allgather(segs[local].name, CORE_SHM_NAME_MAX, MPI_CHAR, names, CORE_SHM_NAME_MAX, MPI_CHAR, osh.node);
@@ -164,7 +207,8 @@ static void open_heap(void)
         osh_fail("shmem_init", "PEs were given different SHMEM_SYMMETRIC_SIZE (%zu to %zu bytes)", lo, hi);
     osh.heap_segments = calloc((size_t)osh.n_local, sizeof *osh.heap_segments);
     int err;
-    if (!share_segments(osh.heap_segments, size, NULL, &err))
+    osh.heap_alignment = heap_alignment_for(size);
+    if (!share_segments(osh.heap_segments, size, NULL, osh.heap_alignment, &err))
         osh_fail("shmem_init",
                  "cannot reserve the symmetric heap (%zu bytes per PE, %d PEs on this node) in /dev/shm: %s; "
                  "free space there or set SHMEM_SYMMETRIC_SIZE lower",
@@ -203,7 +247,7 @@ static void open_data(void)
     /* Filled with the data as it is now: the move below must lose no
      * global's value (no other thread of the program writes globals while
      * shmem_init runs). */
-    if (!share_segments(osh.data_segments, size, range[0], &err)) {
+    if (!share_segments(osh.data_segments, size, range[0], 0, &err)) {
         core_log_warn_once("shmem_init: global variables stay private (no room for them in /dev/shm: %s): only "
                            "the symmetric heap is remotely accessible",
                            strerror(err));
@@ -278,6 +322,21 @@ static int mpi_thread_level(int shmem_level)
     }
 }
 
+/* Open MPI 4's one-sided component osc/rdma crashes on an 8-byte
+ * MPI_Compare_and_swap that a rank aims at itself (btl/vader has no endpoint
+ * for self: open-mpi/ompi#7027 and #7967), which a compare-and-swap or a
+ * lock on one's own PE is once the job spans nodes; its osc/ucx completed a
+ * flush before the tail of a put had landed, now and then on a loaded
+ * machine (shmem.np4.cliques2, 3 runs of 6 under 4.1.4). Where shoal starts
+ * MPI and the user chose no one-sided component, pt2pt serves the windows
+ * over the PEs' memory and sm those MPI allocates itself. */
+static void avoid_host_mpi_faults(void)
+{
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+    setenv("OMPI_MCA_osc", "pt2pt,sm", 0);
+#endif
+}
+
 int shmem_init_thread(int requested, int *provided)
 {
     if (osh.initialized && !osh.finalized) {
@@ -290,15 +349,7 @@ int shmem_init_thread(int requested, int *provided)
     int started, mpi_level;
     MPI_Initialized(&started);
     if (!started) {
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-        /* Open MPI 4.1's osc/rdma crashes in a 64-bit MPI_Compare_and_swap
-         * over its shared-memory BTL (vader's emulated atomics; 4.1.4 here),
-         * and its osc/ucx completes a flush before the tail of a put
-         * landed, now and then on a loaded machine (shmem.np4.cliques2, 3
-         * runs of 6): pt2pt serves the windows over the PEs' memory, sm
-         * those MPI allocates itself. */
-        setenv("OMPI_MCA_osc", "pt2pt,sm", 0);
-#endif
+        avoid_host_mpi_faults();
         if (MPI_Init_thread(NULL, NULL, mpi_thread_level(requested), &mpi_level) != MPI_SUCCESS)
             osh_fail("shmem_init", "MPI_Init_thread failed");
         osh.started_mpi = true;
@@ -445,3 +496,8 @@ void shmem_info_get_version(int *major, int *minor)
 }
 
 void shmem_info_get_name(char *name) { snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING); }
+
+/* The profiling interface's switch: shoal has no profiling library to
+ * tell, so every level is accepted and ignored, as the specification
+ * allows. */
+void shmem_pcontrol(const int level, ...) { (void)level; }

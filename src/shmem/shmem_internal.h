@@ -44,6 +44,7 @@ typedef struct osh_state {
     MPI_Comm world, node;
     rma_engine engine;
     rma_heap *heap;
+    size_t heap_alignment; /* my heap's mapping starts at a multiple of this */
     int n_local;
     int *local_index;
     pid_t *local_pid;

@@ -28,9 +28,9 @@ void osh_remote_open(void)
         MPI_Info_free(&info);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, windows[r]);
     }
-    /* Not a duplicate of MPI_COMM_SELF: MPICH answers an Iprobe there
-     * without entering its progress engine, and the target of an atomic
-     * that MPICH runs as an active message would never serve it. */
+    /* Probing a communicator of one process makes no progress in MPICH's
+     * ch4 (it answers from its self path without polling the network), so
+     * the probe goes to a copy of the world, where nothing is ever sent. */
     MPI_Comm_dup(osh.world, &progress_comm);
 }
 

@@ -18,7 +18,7 @@ static void put_signal(const char *call, void *dest, const void *source, size_t 
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
-    osh_require_init("shmem_signal_fetch");
+    rma_progress(osh_engine("shmem_signal_fetch"));
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 

@@ -114,7 +114,7 @@ static bool active(const int *status, size_t i) { return !status || status[i] ==
     }                                                                                                                  \
     int shmem_##N##_test(T *ivar, int cmp, T cmp_value)                                                                \
     {                                                                                                                  \
-        osh_require_init("shmem_" #N "_test");                                                                         \
+        rma_progress(osh_engine("shmem_" #N "_test"));                                                                 \
         return rma_test(ivar, (int)sizeof(T), IS_SIGNED(T), (rma_cmp)cmp, (uint64_t)cmp_value);                        \
     }                                                                                                                  \
     void shmem_##N##_wait(T *ivar, T cmp_value) { shmem_##N##_wait_until(ivar, SHMEM_CMP_NE, cmp_value); }             \
@@ -163,27 +163,33 @@ static bool active(const int *status, size_t i) { return !status || status[i] ==
     }                                                                                                                  \
     int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)                         \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_all"));                                                             \
         return N##_test_all_of(ivars, nelems, status, cmp, cmp_value, NULL);                                           \
     }                                                                                                                  \
     size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)                      \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_any"));                                                             \
         return N##_test_any_of(ivars, nelems, status, cmp, cmp_value, NULL);                                           \
     }                                                                                                                  \
     size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T cmp_value)    \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_some"));                                                            \
         return N##_test_some_of(ivars, nelems, indices, status, cmp, cmp_value, NULL);                                 \
     }                                                                                                                  \
     int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)                \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_all_vector"));                                                      \
         return N##_test_all_of(ivars, nelems, status, cmp, 0, cmp_values);                                             \
     }                                                                                                                  \
     size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)             \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_any_vector"));                                                      \
         return N##_test_any_of(ivars, nelems, status, cmp, 0, cmp_values);                                             \
     }                                                                                                                  \
     size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,          \
                                         T *cmp_values)                                                                 \
     {                                                                                                                  \
+        rma_progress(osh_engine("shmem_" #N "_test_some_vector"));                                                     \
         return N##_test_some_of(ivars, nelems, indices, status, cmp, 0, cmp_values);                                   \
     }                                                                                                                  \
     void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)                  \

@@ -56,6 +56,8 @@ void osh_teams_close(void)
     active_set_count = 0;
 }
 
+static bool team_usable(shmem_team_t team) { return team != SHMEM_TEAM_INVALID && team->comm != MPI_COMM_NULL; }
+
 MPI_Comm osh_team_comm(const char *call, shmem_team_t team)
 {
     osh_require_init(call);
@@ -134,8 +136,13 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
-    MPI_Comm parent = osh_team_comm("shmem_team_split_strided", parent_team);
+    osh_require_init("shmem_team_split_strided");
     *new_team = SHMEM_TEAM_INVALID;
+    /* A PE outside an earlier split's team holds SHMEM_TEAM_INVALID and may
+     * split it: the specification makes that a failed split, not an error. */
+    if (!team_usable(parent_team))
+        return -1;
+    MPI_Comm parent = parent_team->comm;
     bool valid = start >= 0 && size >= 1 && (stride >= 1 || (stride == 0 && size == 1)) &&
                  start + (long)stride * (size - 1) < parent_team->n_pes;
     int offset = parent_team->my_pe - start;
@@ -159,10 +166,11 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
                         shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
                         shmem_team_t *yaxis_team)
 {
-    MPI_Comm parent = osh_team_comm("shmem_team_split_2d", parent_team);
+    osh_require_init("shmem_team_split_2d");
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-    if (xrange < 1)
+    if (!team_usable(parent_team) || xrange < 1)
         return -1;
+    MPI_Comm parent = parent_team->comm;
     int n = parent_team->n_pes, me = parent_team->my_pe;
     if (xrange > n)
         xrange = n;
