@@ -134,10 +134,10 @@ static MPI_Op op_of(rma_atomic_op op)
     return MPI_OP_NULL;
 }
 
-static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region_id region, size_t offset,
-                              uint64_t operand, uint64_t compare, int pe)
+/* One MPI atomic on the target's word, completed before it returns. */
+static uint64_t mpi_atomic(rma_atomic_op op, int width, rma_region_id region, size_t offset, uint64_t operand,
+                           uint64_t compare, int pe)
 {
-    (void)ctx;
     MPI_Datatype type = width == 4 ? MPI_UINT32_T : MPI_UINT64_T;
     uint32_t operand32 = (uint32_t)operand, compare32 = (uint32_t)compare, result32 = 0;
     uint64_t result64 = 0;
@@ -151,6 +151,30 @@ static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region
     /* The result is here, so the operation took place at the target. */
     MPI_Win_flush_local(pe, windows[region]);
     return width == 4 ? result32 : result64;
+}
+
+/* The bitwise operations run as a compare-and-swap loop: Open MPI 5.0.11's
+ * MPI_Fetch_and_op with MPI_BAND and MPI_BOR on 64-bit words lost updates
+ * under contention (shmem.np4.cliques2 of the ompi5 tree), while its
+ * compare-and-swap is sound; both are MPI atomics on the same type, so the
+ * loop stays atomic against every other PE's atomics. */
+static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region_id region, size_t offset,
+                              uint64_t operand, uint64_t compare, int pe)
+{
+    (void)ctx;
+    if (op != RMA_AMO_FETCH_AND && op != RMA_AMO_FETCH_OR && op != RMA_AMO_FETCH_XOR)
+        return mpi_atomic(op, width, region, offset, operand, compare, pe);
+    uint64_t mask = width == 4 ? UINT32_MAX : UINT64_MAX;
+    uint64_t seen = mpi_atomic(RMA_AMO_FETCH, width, region, offset, 0, 0, pe);
+    for (;;) {
+        uint64_t wanted = op == RMA_AMO_FETCH_AND  ? seen & operand
+                          : op == RMA_AMO_FETCH_OR ? seen | operand
+                                                   : seen ^ operand;
+        uint64_t was = mpi_atomic(RMA_AMO_CSWAP, width, region, offset, wanted & mask, seen, pe);
+        if (was == seen)
+            return seen;
+        seen = was;
+    }
 }
 
 static void remote_quiet(void *ctx)
