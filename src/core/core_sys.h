@@ -39,6 +39,10 @@ uint64_t core_kernel_id(void);
 /* False once the process is gone or a zombie: a peer that died. */
 bool core_pid_alive(pid_t pid);
 
+/* The median of n > 0 values (sorts them in place): the middle one, or the
+ * mean of the middle two when n is even. */
+double core_median(double *v, int n);
+
 static inline void core_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

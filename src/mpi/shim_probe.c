@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "core_sys.h"
 #include "shim_comm.h"
 #include "shim_probe.h"
 
@@ -66,25 +67,13 @@ int shim_time_batches(const shim_timing *o)
     return o->batches < 1 ? 1 : o->batches > SHIM_MAX_BATCHES ? SHIM_MAX_BATCHES : o->batches;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double shim_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* A point's time from its nb batch times: their median, or the fastest. */
 static double batches_result(const shim_timing *o, double *t, int nb)
 {
     double best = t[0];
     for (int b = 1; b < nb; b++)
         best = t[b] < best ? t[b] : best;
-    return o->fastest ? best : shim_median(t, nb);
+    return o->fastest ? best : core_median(t, nb);
 }
 
 double shim_time_ns(const shim_timing *o, shim_timed_fn fn, void *arg, bool active)

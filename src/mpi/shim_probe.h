@@ -43,7 +43,6 @@ double shim_time_ns(const shim_timing *o, shim_timed_fn fn, void *arg, bool acti
 long shim_time_iters(const shim_timing *o, shim_timed_fn fn, void *arg, bool active);
 double shim_time_batch(const shim_timing *o, shim_timed_fn fn, void *arg, long iters, bool active);
 int shim_time_batches(const shim_timing *o);
-double shim_median(double *v, int n);
 
 /* How much to measure: MPI_Init's probe (milliseconds), shoal tune --quick,
  * shoal tune. */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core_sys.h"
 #include "bench_run.h"
 #include "shoal.h"
 
@@ -390,12 +391,6 @@ static void paired_free(struct paired_times *p)
     free(p->shoal);
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Two-sided 95 % quantile of Student's t: few pairs (pt2pt chunks) need a
  * wider interval than the normal 1.96. */
 static double student_t95(int degrees_of_freedom)
@@ -459,8 +454,7 @@ static void paired_summary(struct bench_context *ctx, struct paired_times *p, bo
     row->difference_us = 1e6 * mean;
     row->difference_ci95_us = n > 1 ? 1e6 * student_t95(n - 1) * sqrt(squares / (n - 1) / n) : NAN;
     if (nratios) {
-        qsort(ratios, (size_t)nratios, sizeof(double), compare_doubles);
-        row->median_speedup = nratios % 2 ? ratios[nratios / 2] : 0.5 * (ratios[nratios / 2 - 1] + ratios[nratios / 2]);
+        row->median_speedup = core_median(ratios, nratios);
     } else {
         row->median_speedup = NAN;
     }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_sys.h"
 #include "bench_run.h"
 
 #define MR_WINDOW 64 /* puts between two quiets in the message rate (OSU's window) */
@@ -33,18 +34,6 @@ typedef struct shmem_bench {
     long *counter;
     size_t max_bytes;
 } shmem_bench;
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void fill(char *buf, size_t bytes, int salt)
 {
@@ -242,7 +231,7 @@ int bench_shmem_run(struct bench_context *ctx, int argc, char **argv)
             }
             errors += !right;
             if (me == 0) {
-                double s = median(shoal_times, batches), h = median(host_times, batches);
+                double s = core_median(shoal_times, batches), h = core_median(host_times, batches);
                 printf("  %-12s %10zu %12.3f %12.3f %8.2fx %12.3f %s\n", op_names[op], bytes, s, h, h / s,
                        sized ? memcpy_us(bytes) : 0.0, right ? "ok" : "FAILED");
                 fflush(stdout);

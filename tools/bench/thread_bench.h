@@ -16,8 +16,6 @@ int thread_coll_main(int argc, char **argv);
 /* The options both take: -m MIN:MAX (bytes), -i ITERS, -x WARMUP; false on
  * anything else. */
 bool thread_bench_options(int argc, char **argv, size_t *min, size_t *max, int *iterations, int *warmup);
-/* The median of n times (sorts them). */
-double thread_bench_median(double *times, int n);
 /* A barrier of MPI_COMM_WORLD that sleeps while it waits, so that the
  * ranks not timing leave the cores to the threads that are. */
 void thread_bench_quiet_barrier(void);

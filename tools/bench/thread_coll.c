@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_sys.h"
 #include "mpix_threadcomm.h"
 #include "thread_bench.h"
 
@@ -125,13 +126,13 @@ int thread_coll_main(int argc, char **argv)
                          .warmup = warmup,
                          .times = times};
             ranks_loop(&procs, rank, nprocs);
-            double p = rank == 0 ? thread_bench_median(times, iterations) : 0, t = 0;
+            double p = rank == 0 ? core_median(times, iterations) : 0, t = 0;
             errors += procs.errors;
             if (rank == 0) {
                 run threads = {
                     .op = op, .count = (int)(size / 4), .iterations = iterations, .warmup = warmup, .times = times};
                 time_threads(&threads, nprocs);
-                t = thread_bench_median(times, iterations);
+                t = core_median(times, iterations);
                 errors += threads.errors;
                 printf("%-10zu %14.2f %14.2f %10.2f\n", size, 1e6 * p, 1e6 * t, t > 0 ? p / t : 0);
                 fflush(stdout);

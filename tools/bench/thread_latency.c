@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core_sys.h"
 #include "mpix_threadcomm.h"
 #include "thread_bench.h"
 
@@ -42,18 +43,6 @@ static long check(const char *buf, size_t size, int from)
     return bad + (size && buf[size - 1] != 'a' + from);
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double thread_bench_median(double *times, int n)
-{
-    qsort(times, (size_t)n, sizeof *times, compare_doubles);
-    return times[n / 2];
-}
-
 /* One side of the ping-pong, rank 0 or 1 of pp->comm. */
 static void side(pingpong *pp, int rank, bool host)
 {
@@ -76,7 +65,7 @@ static void side(pingpong *pp, int rank, bool host)
         }
     }
     if (rank == 0) {
-        pp->seconds = thread_bench_median(pp->trips, pp->iterations);
+        pp->seconds = core_median(pp->trips, pp->iterations);
     }
     long bad = check(got, pp->size, peer);
     __atomic_add_fetch(&pp->errors, bad, __ATOMIC_RELAXED);

@@ -1,3 +1,4 @@
+#include "core_sys.h"
 #include "measure.h"
 
 #include <stdarg.h>
@@ -223,7 +224,7 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
-            ns[i] = shim_median(t[i], nb);
+            ns[i] = core_median(t[i], nb);
     free(t);
     measure_force(NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_sys.h"
 #include "measure.h"
 #include "shim_nodes.h"
 #include "tune_link.h"
@@ -50,7 +51,7 @@ static double one_way_ns(MPI_Comm pair, int me, char *buf, size_t bytes)
         if (b >= 0)
             batch[b] = (PMPI_Wtime() - t0) * 1e9 / trips / 2;
     }
-    double mid = shim_median(batch, LINK_BATCHES);
+    double mid = core_median(batch, LINK_BATCHES);
     PMPI_Bcast(&mid, 1, MPI_DOUBLE, 0, pair);
     return mid;
 }

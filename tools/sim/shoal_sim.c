@@ -4,6 +4,7 @@
  * --set key=value, or from --key value; see docs/SIM.md and `shoal-sim params`.
  * Under an MPI launcher (mpirun -np R shoal-sim alltoall ...) the all-to-all
  * phases are spread over the ranks; rank 0 prints and writes the results. */
+#include "core_sys.h"
 #include "sim_cli_out.h"
 #include "sim_map.h"
 #include "sim_mpi.h"
@@ -763,18 +764,6 @@ static int cmd_map(cli_opts *o, const sim_topo *t, int32_t *map)
 
 /* ---- bench -------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* CPU seconds (user + system) this process has used, all threads. Less
  * disturbed than wall time when other work shares the cores. */
 static double cpu_seconds(void)
@@ -821,7 +810,7 @@ static int cmd_bench(cli_opts *o, const sim_topo *t, const int32_t *map)
             cycles = r.total_cycles;
             sim_alltoall_result_free(&r);
         }
-        double med = median_of(secs, repeat), cpu_med = median_of(cpu, repeat);
+        double med = core_median(secs, repeat), cpu_med = core_median(cpu, repeat);
         printf("%8ld %10.3f %10.3f %10.3f %12.3f %16.2f %12lld\n", th, med, secs[0], secs[repeat - 1], cpu_med,
                (double)hops / med / 1e6, (long long)cycles);
         fflush(stdout);
