@@ -84,6 +84,16 @@ static const core_setting_word cma_words[] = {
     {"off", CORE_CMA_OFF},   {"0", CORE_CMA_OFF},   {NULL, 0},
 };
 
+static const core_setting_word across_nodes_words[] = {
+    {"1", CORE_ACROSS_NODES_PRICED},
+    {"on", CORE_ACROSS_NODES_PRICED},
+    {"auto", CORE_ACROSS_NODES_PRICED},
+    {"two", CORE_ACROSS_NODES_TWO},
+    {"0", CORE_ACROSS_NODES_OFF},
+    {"off", CORE_ACROSS_NODES_OFF},
+    {NULL, 0},
+};
+
 static const core_setting_word node_bcast_words[] = {
     {"auto", CORE_NODE_BCAST_AUTO},
     {"leader", CORE_NODE_BCAST_LEADER},
@@ -135,16 +145,19 @@ static const core_setting settings[] = {
                     "it at the next, so communicators used only a few times cost nothing (`0`: from the first). A "
                     "floating-point reduction ends the warm-up at once"},
     {.name = "SHOAL_ACROSS_NODES",
-     .kind = CORE_SETTING_BOOL,
+     .kind = CORE_SETTING_CHOICE,
      FIELD(across_nodes),
-     .value = 1,
+     .value = CORE_ACROSS_NODES_PRICED,
+     .words = across_nodes_words,
+     .expects = "1, two or 0",
      .shared = true,
      .default_text = "`1`",
      .description =
          "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, reduce_scatter(_block), "
-         "gather(v), allgather(v), scatter(v) and alltoall(v) (up to 32 KiB a pair) in two levels: inside each node on "
-         "shoal's lanes, between nodes by the host MPI on one rank per "
-         "node (`0`: the host MPI runs them whole)"},
+         "gather(v), allgather(v), scatter(v) and alltoall(v) in two levels (inside each node on shoal's lanes, "
+         "between nodes by the host MPI on one rank per node) where the cost model prices that below the host "
+         "MPI's own flat run (`shoal explain COLL SIZE --nodes N --ppn P` shows both); `two`: in two levels "
+         "wherever shoal has a form (alltoallv up to 32 KiB a pair); `0`: the host MPI runs them whole"},
     {.name = "SHOAL_NODE_CLIQUES",
      .kind = CORE_SETTING_INT,
      FIELD(node_cliques),

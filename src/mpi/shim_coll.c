@@ -257,7 +257,7 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
     size_t bytes = is_root ? (size_t)rcount * rl.size : (size_t)scount * sl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_GATHER, bytes))
         return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = NULL;
@@ -338,7 +338,7 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     size_t bytes = (size_t)rcount * rl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_ALLGATHER, bytes))
         return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = shim_recv_bytes(sc, 1, rbuf, rcount * n, &rl);
@@ -412,7 +412,7 @@ bool shim_scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     size_t bytes = is_root ? (size_t)scount * sl.size : (size_t)rcount * rl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, bytes * (size_t)n))
+    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_SCATTER, bytes))
         return false;
     const char *sdata = is_root ? shim_send_bytes(sc, 0, sbuf, scount * n, stype, &sl, comm) : NULL;
     char *rdata = in_place ? NULL : shim_recv_bytes(sc, 1, rbuf, rcount, &rl);

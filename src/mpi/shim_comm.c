@@ -351,7 +351,7 @@ static void take_over(shim_comm *sc)
             /* Every node sees a node part smaller than comm: all agree. Nodes
              * may plan with figures of their own (each probed itself): only
              * a node part's ranks must agree, when it is taken over. */
-            if (!core_config_get()->across_nodes) {
+            if (core_config_get()->across_nodes == CORE_ACROSS_NODES_OFF) {
                 PMPI_Comm_free(&node);
                 core_log_once("communicator of %d ranks spans several nodes: its collectives go to the host MPI "
                               "(SHOAL_ACROSS_NODES=0)",

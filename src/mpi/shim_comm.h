@@ -47,6 +47,10 @@ typedef struct shim_nodes {
     /* Per size class, bytes per segment of a bcast, reduce and allreduce
      * (0: not cut), alike on every rank (agreed when the state is built). */
     uint64_t segment[3][SHIM_NODES_CLASSES];
+    /* Per collective, bit k: a call of 2^k to 2^(k+1)-1 bytes per rank (bit
+     * 0: also none) is the host MPI's, flat, as priced (plan_node_price);
+     * alike on every rank. */
+    uint64_t flat[CORE_COLL_COUNT];
     /* Competitive bcasts, from the first on: shoal's own copy of the
      * communicator for their messages, a ring of claim slots in memory the
      * node's ranks share (an MPI shared window), requests for the root. */

@@ -102,15 +102,23 @@ static void agree_phases(shim_comm *sc)
 
 static const core_coll cut_colls[3] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
 
-/* Segment sizes per size class, priced by rank 0 with its node's figures
- * and sent to every rank: nodes may hold models of their own (each probed
- * itself), and every rank must cut a message alike. */
-static void agree_segments(shim_comm *sc)
+/* Collectives priced flat on the host MPI or in two levels, per size class. */
+static const core_coll priced_colls[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,    CORE_COLL_ALLREDUCE,
+                                         CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL};
+
+/* Segment sizes per size class, and which calls the host MPI runs flat,
+ * priced by rank 0 with its node's figures and sent to every rank: nodes
+ * may hold models of their own (each probed itself), and every rank must
+ * cut and route a message alike. Nodes are priced as if even: the mean of
+ * their ranks, rounded up. */
+static void agree_prices(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
+    memset(nd->flat, 0, sizeof nd->flat);
     if (sc->rank == 0) {
-        plan_query node = {.n = nd->node_size,
-                           .ppn = shim_node_ranks,
+        int mean = (sc->size + nd->count - 1) / nd->count;
+        plan_query node = {.n = mean,
+                           .ppn = shim_node_ranks > mean ? shim_node_ranks : mean,
                            .cores = shim_node_cores,
                            .window = 128 * 1024,
                            .usable = {[LANE_CELLS] = true, [LANE_CMA] = true, [LANE_HOST] = true}};
@@ -120,8 +128,32 @@ static void agree_segments(shim_comm *sc)
                 size_t segment = plan_node_segment(cut_colls[i], bytes, nd->count, &node);
                 nd->segment[i][k] = segment < bytes ? segment : 0;
             }
+        for (size_t i = 0; i < sizeof priced_colls / sizeof priced_colls[0]; i++)
+            for (int k = 0; k < 64; k++) {
+                core_coll c = priced_colls[i];
+                size_t bytes = c == CORE_COLL_BARRIER ? 0 : (size_t)1 << k;
+                if (plan_node_price(c, bytes, nd->count, &node).flat)
+                    nd->flat[c] |= 1ull << k;
+                if (c == CORE_COLL_BARRIER || k >= 40)
+                    break; /* classes beyond 1 TiB a rank: priced as that */
+            }
     }
     PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
+    PMPI_Bcast(nd->flat, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
+}
+
+/* Whether the host MPI runs collective c of `bytes` per rank flat, as
+ * agreed; says so once under SHOAL_VERBOSE. */
+static bool runs_flat(const shim_comm *sc, core_coll c, size_t bytes)
+{
+    int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    uint64_t bits = sc->nodes.flat[c];
+    if (!(bits >> (k < 40 ? k : 40) & 1))
+        return false;
+    core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
+                  "priced below two levels",
+                  core_coll_name(c), k ? (size_t)1 << k : 0, sc->size, sc->nodes.count);
+    return true;
 }
 
 bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
@@ -173,7 +205,7 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
         nd->rank_at[major] = r;
         nd->contiguous = nd->contiguous && major == r;
     }
-    agree_segments(sc);
+    agree_prices(sc);
     agree_phases(sc);
     nd->p2p = MPI_COMM_NULL;
     nd->claim_window = MPI_WIN_NULL;
@@ -701,6 +733,8 @@ static void say_plan_once(const shim_comm *sc, core_coll c)
 bool shim_nodes_barrier(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
+    if (runs_flat(sc, CORE_COLL_BARRIER, 0))
+        return false;
     say_plan_once(sc, CORE_COLL_BARRIER);
     node_barrier(nd);
     if (leads(nd))
@@ -721,6 +755,8 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
     /* Segments are cut from the bytes: ranks may describe the same bytes
      * with different datatypes (only the type signatures must match). */
     size_t bytes = (size_t)count * l.size;
+    if (runs_flat(sc, CORE_COLL_BCAST, bytes))
+        return false;
     segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
     bool cut = sg.per && sg.per < sg.count, first = !cut && bcast_first(nd, bytes);
     if (!first)
@@ -773,6 +809,8 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
         return false;
     if (count == 0)
         return true;
+    if (runs_flat(sc, CORE_COLL_REDUCE, (size_t)count * extent))
+        return false;
     say_plan_once(sc, CORE_COLL_REDUCE);
     int n = (int)count, root_node = node_of(nd, root);
     const char *in = in_place ? rbuf : sbuf;
@@ -807,6 +845,8 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         return false;
     if (count == 0)
         return true;
+    if (runs_flat(sc, CORE_COLL_ALLREDUCE, (size_t)count * extent))
+        return false;
     say_plan_once(sc, CORE_COLL_ALLREDUCE);
     int n = (int)count;
     segments sg = {segment_count(nd, CORE_COLL_ALLREDUCE, n, extent), n, extent};
@@ -824,7 +864,11 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
     return true;
 }
 
-bool shim_nodes_takes_bytes(const shim_comm *sc, size_t total) { return total <= INT_MAX && sc->size <= INT_MAX; }
+bool shim_nodes_takes_bytes(const shim_comm *sc, core_coll c, size_t bytes)
+{
+    size_t total;
+    return !__builtin_mul_overflow(bytes, (size_t)sc->size, &total) && total <= INT_MAX && !runs_flat(sc, c, bytes);
+}
 
 void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata)
 {
@@ -1012,7 +1056,7 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
     int n = sc->size, ns = nd->node_size;
     size_t row = (size_t)n * bytes, all;
     if (!plan_node_steps_for(CORE_COLL_ALLTOALL, bytes) || __builtin_mul_overflow(row, (size_t)n, &all) ||
-        all > INT_MAX)
+        all > INT_MAX || runs_flat(sc, CORE_COLL_ALLTOALL, bytes))
         return false;
     say_plan_once(sc, CORE_COLL_ALLTOALL);
     /* rows: local rank l's row (its blocks for every rank) at l * row. */

@@ -191,6 +191,21 @@ int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query 
  * `bytes` itself: not cut. */
 size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node);
 
+/* Two levels or the host MPI flat: each priced for c of `bytes` per rank
+ * (or per pair) over `nodes` nodes of node->n ranks; the host MPI runs it
+ * flat where its price, times PLAN_NODE_FLAT_GUARD, is still below the two
+ * levels' (a guard band: the two levels are what was measured to win, the
+ * flat price is a model of another library's algorithms), and only on a
+ * measured link (shoal tune --link; the built-in figures are a guess).
+ * Prices -1: not priced (no two-level form, or no flat model of it). */
+#define PLAN_NODE_FLAT_GUARD 1.25
+typedef struct plan_node_route {
+    double flat_ns, two_level_ns;
+    bool flat;       /* the host MPI runs it flat */
+    const char *why; /* the choice, in words */
+} plan_node_route;
+plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node);
+
 /* A competitive bcast across nodes: the first rank of each node to arrive
  * asks the root for the message and passes it on inside its node, so a
  * late rank (a fixed leader descheduled, a rank still computing) delays

@@ -4,10 +4,12 @@
  * print them from here. */
 #include "plan.h"
 
-/* Above this many bytes per pair of ranks, every alltoall block crossing its
- * node twice (to the leader and from it) costs more than the messages saved:
- * across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange tied the
- * host's alltoall at 64 KiB and took twice its time from 256 KiB. */
+/* Above this many bytes per pair of ranks, every all-to-all block crossing
+ * its node twice (to the leader and from it) costs more than the messages
+ * saved: across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange
+ * tied the host's alltoall at 64 KiB and took twice its time from 256 KiB.
+ * Alltoallv's limit; alltoall's while the link is not measured (then it
+ * is priced, plan_node_price). */
 #define NODES_ALLTOALL_MAX_BLOCK 32768
 
 #define NONE CORE_COLL_COUNT
@@ -52,7 +54,7 @@ const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)
     if ((int)c < 0 || c >= CORE_COLL_COUNT || !steps[c].text)
         return NULL;
     /* alltoallv: bytes is the largest of the ranks' mean blocks */
-    if ((c == CORE_COLL_ALLTOALL || c == CORE_COLL_ALLTOALLV) && bytes > NODES_ALLTOALL_MAX_BLOCK)
+    if (c == CORE_COLL_ALLTOALLV && bytes > NODES_ALLTOALL_MAX_BLOCK)
         return NULL;
     return &steps[c];
 }
@@ -73,20 +75,50 @@ static double tree_depth(int n)
     return depth;
 }
 
-/* The leaders' step on the host MPI for s bytes over `nodes` leaders, as
- * MPIs usually run it: a binomial tree for bcast and reduce; for allreduce
- * the cheaper of recursive doubling and reduce-scatter then allgather. */
-static double between_ns(const plan_model *m, core_coll c, double s, int nodes)
+/* Bytes per ns a node's link gives each of `senders` ranks of the node
+ * sending across it at once: the one-sender rate, shared out once the
+ * node's measured total (shoal tune --link) is reached; unmeasured, the
+ * senders share the one-sender rate. */
+static double link_rate(const plan_model *m, int senders)
+{
+    if (senders <= 1)
+        return m->link_bw;
+    double each = (m->link_bw_node > 0 ? m->link_bw_node : m->link_bw) / senders;
+    return each < m->link_bw ? each : m->link_bw;
+}
+
+/* One message of s bytes between nodes while `senders` ranks of the node
+ * send at once. */
+static double link_ns(const plan_model *m, double s, int senders)
+{
+    return m->link_latency_ns + s / link_rate(m, senders);
+}
+
+/* One message of s bytes inside a node by the host MPI, ppn ranks moving. */
+static double host_ns(const plan_model *m, double s, int ppn) { return plan_lane_time(&m->lane[LANE_HOST], s, ppn); }
+
+/* The leaders' step on the host MPI for s bytes per rank over `nodes`
+ * leaders of `ppn` ranks each (one sender per node), as MPIs usually run
+ * it: a binomial tree for bcast and reduce; for allreduce the cheaper of
+ * recursive doubling and reduce-scatter then allgather; a ring for
+ * allgatherv; a gatherv or scatterv of every node's blocks at the root's
+ * leader; the leaders' all-to-all one message per pair of nodes. */
+static double between_ns(const plan_model *m, core_coll c, double s, int nodes, int ppn)
 {
     double depth = tree_depth(nodes), hop = m->link_latency_ns, move = s / m->link_bw, fold = s / m->reduce_bw;
-    double share = (double)(nodes - 1) / nodes;
+    double share = (double)(nodes - 1) / nodes, others = (double)(nodes - 1) * ppn * s;
     switch (c) {
+    case CORE_COLL_BARRIER: return depth * hop;
     case CORE_COLL_BCAST: return depth * (hop + move);
     case CORE_COLL_REDUCE: return depth * (hop + move + fold);
     case CORE_COLL_ALLREDUCE: {
         double doubling = depth * (hop + move + fold), halving = 2 * depth * hop + share * (2 * move + fold);
         return doubling < halving ? doubling : halving;
     }
+    case CORE_COLL_GATHER:
+    case CORE_COLL_SCATTER: return depth * hop + others / m->link_bw;
+    case CORE_COLL_ALLGATHER: return (nodes - 1) * hop + others / m->link_bw;
+    case CORE_COLL_ALLTOALL: return (nodes - 1) * (hop + ppn * ppn * s / m->link_bw);
     default: return 0;
     }
 }
@@ -108,7 +140,7 @@ static plan_node_candidate priced(core_coll c, size_t bytes, size_t segment, int
     const plan_node_steps *st = &steps[c];
     plan_node_candidate k = {.segment = segment, .segments = (bytes + segment - 1) / segment};
     k.first_ns = node_step_ns(st->first, segment, node);
-    k.between_ns = between_ns(plan_model_get(), c, (double)segment, nodes);
+    k.between_ns = between_ns(plan_model_get(), c, (double)segment, nodes, node->n);
     k.last_ns = node_step_ns(st->last, segment, node);
     double one = k.first_ns + k.between_ns + k.last_ns, slowest = k.first_ns;
     if (k.between_ns > slowest)
@@ -147,6 +179,85 @@ size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query 
         if (k[i].ns < k[best].ns)
             best = i;
     return count ? k[best].segment : bytes;
+}
+
+/* ---- two levels or the host MPI flat ---- */
+
+/* The host MPI's own run of the call over every rank of `nodes` nodes of
+ * `ppn` ranks, ranks placed node by node, as MPIs usually run it: rounds
+ * of a tree or of recursive doubling cross the link in log2(nodes) of
+ * them and stay inside a node in log2(ppn); where every rank of a node
+ * sends across the link at once (recursive doubling's, the pairwise
+ * exchange's rounds between nodes) they share it. */
+static double flat_ns(const plan_model *m, core_coll c, double s, int nodes, int ppn)
+{
+    int ranks = nodes * ppn;
+    double across = tree_depth(nodes), inside = tree_depth(ppn), all = tree_depth(ranks);
+    double fold = s / m->reduce_bw, others = (double)(ranks - 1) * s;
+    switch (c) {
+    case CORE_COLL_BARRIER: return all * m->link_latency_ns; /* every round has a pair across nodes */
+    case CORE_COLL_BCAST: return across * link_ns(m, s, 1) + inside * host_ns(m, s, ppn);
+    case CORE_COLL_REDUCE: return across * (link_ns(m, s, 1) + fold) + inside * (host_ns(m, s, ppn) + fold);
+    case CORE_COLL_ALLREDUCE: {
+        double doubling = across * (link_ns(m, s, ppn) + fold) + inside * (host_ns(m, s, ppn) + fold);
+        double halving =
+            2 * all * m->link_latency_ns + (double)(ranks - 1) / ranks * (2 * s / link_rate(m, ppn) + fold);
+        return doubling < halving ? doubling : halving;
+    }
+    case CORE_COLL_GATHER:
+    case CORE_COLL_SCATTER:
+        /* a binomial tree: the root's node takes every other node's blocks over the link */
+        return across * m->link_latency_ns + (double)(nodes - 1) * ppn * s / m->link_bw + inside * host_ns(m, 0, ppn) +
+               (double)(ppn - 1) * (host_ns(m, s, ppn) - host_ns(m, 0, ppn));
+    case CORE_COLL_ALLGATHER: {
+        /* a ring: every step crosses the link at each node's edge */
+        double ring = (double)(ranks - 1) * link_ns(m, s, 1);
+        double doubling = inside * host_ns(m, s, ppn) + across * m->link_latency_ns +
+                          (double)(nodes - 1) * ppn * s / link_rate(m, ppn);
+        return ring < doubling ? ring : doubling;
+    }
+    case CORE_COLL_ALLTOALL: {
+        /* pairwise exchange; small blocks: Bruck's log2 rounds of half the rows */
+        double pairwise = (double)(ranks - ppn) * link_ns(m, s, ppn) + (double)(ppn - 1) * host_ns(m, s, ppn);
+        double bruck = all * link_ns(m, others / 2, ppn);
+        return pairwise < bruck ? pairwise : bruck;
+    }
+    default: return -1;
+    }
+}
+
+plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node)
+{
+    plan_node_route r = {.flat_ns = -1, .two_level_ns = -1, .why = "two levels (no flat price)"};
+    const plan_node_steps *st = plan_node_steps_for(c, bytes);
+    if (!st || nodes < 2 || node->n < 2)
+        return r;
+    const plan_model *m = plan_model_get();
+    r.flat_ns = flat_ns(m, c, (double)bytes, nodes, node->n);
+    if (plan_node_cuts(c)) {
+        r.two_level_ns = priced(c, bytes, plan_node_segment(c, bytes, nodes, node), nodes, node).ns;
+    } else {
+        /* What each node step moves per rank: alltoall's rows and
+         * allgather's whole result are every rank's blocks. */
+        size_t all = bytes * (size_t)nodes * (size_t)node->n;
+        bool rows = c == CORE_COLL_ALLTOALL, whole = rows || c == CORE_COLL_ALLGATHER;
+        r.two_level_ns = node_step_ns(st->first, rows ? all : bytes, node) +
+                         between_ns(m, c, (double)bytes, nodes, node->n) +
+                         node_step_ns(st->last, whole ? all : bytes, node);
+    }
+    if (core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO) {
+        r.why = "two levels (SHOAL_ACROSS_NODES=two)";
+    } else if (m->link_bw_node <= 0) {
+        /* The flat price rests on the link's figures: a guess (no shoal
+         * tune --link) decides nothing but what was measured here. */
+        r.flat = c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK;
+        r.why = r.flat ? "the host MPI runs it flat (above 32 KiB a pair while the link is a guess)"
+                       : "two levels (the link is a guess: shoal tune --link measures it)";
+    } else {
+        r.flat = r.flat_ns >= 0 && r.flat_ns * PLAN_NODE_FLAT_GUARD < r.two_level_ns;
+        r.why = r.flat ? "the host MPI runs it flat" : "two levels";
+    }
+    return r;
 }
 
 bool plan_node_bcast_first(size_t bytes, size_t segment, int nodes)

@@ -37,7 +37,11 @@ expect 0 "^  first    reduce on the node's 8 ranks: [a-z]+ over" -- "$shoal" exp
 expect 0 "^  between  allreduce by the host MPI on 4 leaders" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
 expect 0 "^  last     bcast on the node's 8 ranks" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
 expect 0 "^two levels: node gather of every row" -- "$shoal" explain alltoall 1K --nodes 2 --ppn 4
-expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
+# Two levels or the host flat: both priced; a guessed link keeps two levels
+# but for alltoall's measured crossover.
+expect 0 "the host MPI runs it flat .above 32 KiB a pair while the link is a guess" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
+expect 0 "modelled [0-9.]+ us; the host MPI flat on all 8 ranks [0-9.]+ us .*two levels .the link is a guess" -- "$shoal" explain allgather 1M --nodes 2 --ppn 4
+expect 0 "two levels .SHOAL_ACROSS_NODES=two" -- env SHOAL_ACROSS_NODES=two "$shoal" explain alltoall 1M --nodes 2 --ppn 4
 expect 0 "^two levels: node gatherv of every row to each leader, the leaders' exchange point-to-point in uniform-stride" -- "$shoal" explain alltoallv 1K --nodes 3 --ppn 4
 expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoallv 64K --nodes 2 --ppn 4
 expect 0 "host MPI runs it whole: one rank per node" -- "$shoal" explain bcast 8 --nodes 3 --ppn 1
@@ -89,6 +93,12 @@ PY
 grep -q "not a usable tuning file" "$tmp/out" || { fail "tune --merge into a missing file: no message"; tail "$tmp/out"; }
 SHOAL_TUNING_FILE=$tmp/tuning.json expect 0 "figures: $tmp/tuning.json, measured on" -- \
   "$shoal" explain allreduce 64K -np 2
+# A measured link as fast as the node: the host's flat allgather wins.
+sed -e 's/"link_latency_ns": [0-9.]*/"link_latency_ns": 1500.0/' -e 's/"link_bw": [0-9.]*/"link_bw": 12.0/' \
+  -e 's/"link_bw_node": [0-9.]*/"link_bw_node": 24.0/' "$tmp/tuning.json" >"$tmp/fast-link.json"
+SHOAL_TUNING_FILE=$tmp/fast-link.json expect 0 "ranks [0-9.]+ us .x1.25 guard band.: the host MPI runs it flat$" -- \
+  "$shoal" explain allgather 1M --nodes 2 --ppn 2
+SHOAL_TUNING_FILE=$tmp/fast-link.json expect 0 "guard band.: two levels$" -- "$shoal" explain barrier 0 --nodes 2 --ppn 2
 # A tuning file written elsewhere refuses to load: reported, defaults used.
 sed 's/"machine": "[^"]*"/"machine": "another machine, 4096 cores"/' "$tmp/tuning.json" >"$tmp/foreign.json"
 SHOAL_TUNING_FILE=$tmp/foreign.json expect 0 "another machine" -- "$shoal" explain allreduce 64K -np 2

@@ -788,6 +788,68 @@ static void test_node_segments(void)
     tuning_file_done(path);
 }
 
+/* Two levels or the host MPI flat across nodes: flat only where its price
+ * with the guard band is still below the two levels', on a measured link;
+ * a guessed link keeps the two levels but for the measured all-to-all
+ * crossover; SHOAL_ACROSS_NODES=two keeps them always. */
+static void test_node_routes(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query node = {.n = 2, .ppn = 2, .cores = 16, .window = 128 * 1024, .usable = {true, true, true}};
+    const core_coll priced[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,    CORE_COLL_ALLREDUCE,
+                                CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL};
+    const int npriced = (int)(sizeof priced / sizeof priced[0]);
+    /* the built-in link, a guess */
+    for (int c = 0; c < npriced; c++)
+        for (size_t bytes = 1; bytes <= (4u << 20); bytes *= 4) {
+            plan_node_route r = plan_node_price(priced[c], bytes, 4, &node);
+            CHECK(r.flat_ns > 0 && r.two_level_ns > 0, "%s of %zu: priced both ways", core_coll_name(priced[c]), bytes);
+            bool want = priced[c] == CORE_COLL_ALLTOALL && bytes > 32768;
+            CHECK(r.flat == want && r.why, "%s of %zu on a guessed link: flat %d", core_coll_name(priced[c]), bytes,
+                  r.flat);
+        }
+    CHECK(plan_node_price(CORE_COLL_ALLTOALLV, 1024, 4, &node).flat_ns < 0, "alltoallv has no flat price");
+    CHECK(plan_node_price(CORE_COLL_BCAST, 1024, 1, &node).flat_ns < 0, "one node: nothing to price");
+
+    /* A measured link as fast as the node: the flat run wins somewhere, and
+     * exactly where its guarded price is the lower. */
+    plan_model fast;
+    plan_model_defaults(&fast);
+    fast.link_latency_ns = 1500;
+    fast.link_bw = 12;
+    fast.link_bw_node = 24;
+    CHECK(plan_model_save(&fast, path) == 0, "save");
+    plan_model_reload();
+    int flats = 0, twos = 0;
+    for (int c = 0; c < npriced; c++)
+        for (size_t bytes = 1; bytes <= (4u << 20); bytes *= 4) {
+            plan_node_route r = plan_node_price(priced[c], bytes, 4, &node);
+            CHECK(r.flat == (r.flat_ns * PLAN_NODE_FLAT_GUARD < r.two_level_ns), "%s of %zu: flat %d at %g / %g ns",
+                  core_coll_name(priced[c]), bytes, r.flat, r.flat_ns, r.two_level_ns);
+            flats += r.flat;
+            twos += !r.flat;
+        }
+    CHECK(flats > 0 && twos > 0, "a fast measured link: %d flat, %d in two levels", flats, twos);
+    CHECK(plan_node_price(CORE_COLL_ALLGATHER, 1u << 20, 4, &node).flat, "allgather of 1 MiB on a fast link: flat");
+    CHECK(!plan_node_price(CORE_COLL_BARRIER, 0, 4, &node).flat, "barrier: two levels");
+    /* The same link ten times slower: the two levels save more of it. */
+    fast.link_latency_ns *= 10;
+    fast.link_bw /= 10;
+    fast.link_bw_node /= 10;
+    CHECK(plan_model_save(&fast, path) == 0, "save");
+    plan_model_reload();
+    CHECK(!plan_node_price(CORE_COLL_ALLGATHER, 1u << 20, 4, &node).flat, "allgather of 1 MiB on a slow link: flat");
+    setenv("SHOAL_ACROSS_NODES", "two", 1);
+    core_config_reload();
+    for (int c = 0; c < npriced; c++)
+        CHECK(!plan_node_price(priced[c], 1u << 20, 4, &node).flat, "%s flat under SHOAL_ACROSS_NODES=two",
+              core_coll_name(priced[c]));
+    unsetenv("SHOAL_ACROSS_NODES");
+    core_config_reload();
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_tables();
@@ -803,5 +865,6 @@ int main(void)
     test_blockwise_reads();
     test_repeats();
     test_node_segments();
+    test_node_routes();
     return unit_done("test_planner");
 }

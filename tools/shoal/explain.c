@@ -158,7 +158,7 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
         printf("one node: shoal explain %s %s -np %d\n", argv[1], argv[2], ppn);
         return 0;
     }
-    if (ppn == 1 || !steps || !core_config_get()->across_nodes) {
+    if (ppn == 1 || !steps || core_config_get()->across_nodes == CORE_ACROSS_NODES_OFF) {
         printf("the host MPI runs it whole: %s\n", ppn == 1 ? "one rank per node"
                                                    : !steps ? "no two-level form of this call at this size"
                                                             : "SHOAL_ACROSS_NODES=0");
@@ -170,7 +170,8 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     /* What each node step moves per rank: alltoall's rows and allgather's
      * whole result are every rank's blocks. */
     size_t all = bytes * (size_t)nodes * (size_t)ppn;
-    bool rows = coll == CORE_COLL_ALLTOALL || coll == CORE_COLL_ALLTOALLV, whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
+    bool rows = coll == CORE_COLL_ALLTOALL || coll == CORE_COLL_ALLTOALLV,
+         whole = rows || coll == CORE_COLL_ALLGATHER || coll == CORE_COLL_ALLGATHERV;
     node_step_line("first", steps->first, rows ? all : bytes, &node);
     char every[64] = "";
     if (m->link_bw_node > 0)
@@ -181,6 +182,13 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     node_step_line("last", steps->last, whole ? all : bytes, &node);
     if (plan_node_cuts((core_coll)coll))
         node_segments_table((core_coll)coll, bytes, nodes, &node);
+    plan_node_route r = plan_node_price((core_coll)coll, bytes, nodes, &node);
+    if (r.flat_ns < 0) {
+        printf("runs in two levels (no model of the host MPI's flat run of it)\n");
+        return 0;
+    }
+    printf("two levels modelled %.2f us; the host MPI flat on all %d ranks %.2f us (x%.2f guard band): %s\n",
+           r.two_level_ns / 1e3, nodes * ppn, r.flat_ns / 1e3, PLAN_NODE_FLAT_GUARD, r.why);
     return 0;
 }
 
