@@ -8,8 +8,8 @@
  * its node twice (to the leader and from it) costs more than the messages
  * saved: across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange
  * tied the host's alltoall at 64 KiB and took twice its time from 256 KiB.
- * Alltoallv's limit; alltoall's while the link is not measured (then it
- * is priced, plan_node_price). */
+ * The limit of alltoallv, and of alltoall, whose prices on a measured link
+ * may move its crossover down (plan_node_price). */
 #define NODES_ALLTOALL_MAX_BLOCK 32768
 
 #define NONE CORE_COLL_COUNT
@@ -245,14 +245,18 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
                          between_ns(m, c, (double)bytes, nodes, node->n) +
                          node_step_ns(st->last, whole ? all : bytes, node);
     }
+    /* Alltoall above the measured crossover stays the host's whatever the
+     * prices say: on a measured link they may only move it down. */
+    bool above_crossover = c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK;
     if (core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO) {
         r.why = "two levels (SHOAL_ACROSS_NODES=two)";
+    } else if (above_crossover) {
+        r.flat = true;
+        r.why = "the host MPI runs it flat (alltoall above 32 KiB a pair)";
     } else if (m->link_bw_node <= 0) {
         /* The flat price rests on the link's figures: a guess (no shoal
-         * tune --link) decides nothing but what was measured here. */
-        r.flat = c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK;
-        r.why = r.flat ? "the host MPI runs it flat (above 32 KiB a pair while the link is a guess)"
-                       : "two levels (the link is a guess: shoal tune --link measures it)";
+         * tune --link) decides nothing. */
+        r.why = "two levels (the link is a guess: shoal tune --link measures it)";
     } else {
         r.flat = r.flat_ns >= 0 && r.flat_ns * PLAN_NODE_FLAT_GUARD < r.two_level_ns;
         r.why = r.flat ? "the host MPI runs it flat" : "two levels";

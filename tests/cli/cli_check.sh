@@ -39,7 +39,7 @@ expect 0 "^  last     bcast on the node's 8 ranks" -- "$shoal" explain allreduce
 expect 0 "^two levels: node gather of every row" -- "$shoal" explain alltoall 1K --nodes 2 --ppn 4
 # Two levels or the host flat: both priced; a guessed link keeps two levels
 # but for alltoall's measured crossover.
-expect 0 "the host MPI runs it flat .above 32 KiB a pair while the link is a guess" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
+expect 0 "the host MPI runs it flat .alltoall above 32 KiB a pair" -- "$shoal" explain alltoall 1M --nodes 2 --ppn 4
 expect 0 "modelled [0-9.]+ us; the host MPI flat on all 8 ranks [0-9.]+ us .*two levels .the link is a guess" -- "$shoal" explain allgather 1M --nodes 2 --ppn 4
 expect 0 "two levels .SHOAL_ACROSS_NODES=two" -- env SHOAL_ACROSS_NODES=two "$shoal" explain alltoall 1M --nodes 2 --ppn 4
 expect 0 "^two levels: node gatherv of every row to each leader, the leaders' exchange point-to-point in uniform-stride" -- "$shoal" explain alltoallv 1K --nodes 3 --ppn 4
