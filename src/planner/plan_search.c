@@ -8,6 +8,7 @@
  * May call: core, lanes, plan_model. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,25 +148,117 @@ void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l,
     factor_key(buf, len, c, a, plan_lanes_label(l, stripe), size_bucket(bytes), team_bucket(n));
 }
 
+/* A calibration factor, its key parsed. */
+typedef struct factor_point {
+    int size_b, team_b;
+    double factor;
+} factor_point;
+
+/* The factors of one collective, algorithm and lanes into out (at most
+ * max): their keys share a prefix, so they sit together in the sorted
+ * table. */
+static int factor_series(const plan_model *m, core_coll c, plan_algo a, const char *lanes, factor_point *out, int max)
+{
+    char prefix[64];
+    int len = snprintf(prefix, sizeof prefix, "%s/%s/%s/b", core_coll_name(c), plan_algo_name(a), lanes);
+    int lo = 0, hi = m->nfactors;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (strcmp(m->factors[mid].key, prefix) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int k = 0;
+    for (int i = lo; i < m->nfactors && k < max && !strncmp(m->factors[i].key, prefix, (size_t)len); i++) {
+        char *end;
+        long size_b = strtol(m->factors[i].key + len, &end, 10);
+        if (strncmp(end, "/n", 2))
+            continue;
+        long team_b = strtol(end + 2, &end, 10);
+        if (*end == '\0')
+            out[k++] = (factor_point){(int)size_b, (int)team_b, m->factors[i].factor};
+    }
+    return k;
+}
+
+/* The model in use's factors by collective, algorithm, lane and stripe,
+ * parsed once per model (plan_model_generation): pricing a candidate then
+ * formats and parses no key (with a tuning file, formatting and searching a
+ * key per size and team size tried was most of a plan's cost: 10-90 us).
+ * Two copies, so that a rebuild never writes the one a thread may be
+ * reading. */
+typedef struct factor_index {
+    unsigned generation;
+    int first[CORE_COLL_COUNT][PLAN_ALGO_COUNT][LANE_COUNT][LANE_COUNT + 1];
+    int count[CORE_COLL_COUNT][PLAN_ALGO_COUNT][LANE_COUNT][LANE_COUNT + 1];
+    factor_point points[PLAN_MAX_FACTORS];
+} factor_index;
+static factor_index factor_indexes[2];
+static factor_index *_Atomic factor_index_in_use;
+static pthread_mutex_t factor_index_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void factor_index_build(factor_index *ix, const plan_model *m)
+{
+    int used = 0;
+    memset(ix->count, 0, sizeof ix->count);
+    for (int c = 0; c < CORE_COLL_COUNT; c++)
+        for (int a = 0; a < PLAN_ALGO_COUNT; a++) {
+            if (!(plan_algorithm_of((plan_algo)a)->colls & (1u << c)))
+                continue;
+            for (int l = 0; l < LANE_COUNT; l++)
+                for (int s = 0; s <= LANE_COUNT; s++) {
+                    ix->first[c][a][l][s] = used;
+                    ix->count[c][a][l][s] =
+                        factor_series(m, (core_coll)c, (plan_algo)a, plan_lanes_label((lane_id)l, (lane_id)s),
+                                      ix->points + used, PLAN_MAX_FACTORS - used);
+                    used += ix->count[c][a][l][s];
+                }
+        }
+}
+
+static const factor_index *factor_index_of(const plan_model *m)
+{
+    unsigned generation = plan_model_generation();
+    factor_index *ix = atomic_load_explicit(&factor_index_in_use, memory_order_acquire);
+    if (ix && ix->generation == generation)
+        return ix;
+    pthread_mutex_lock(&factor_index_lock);
+    ix = atomic_load_explicit(&factor_index_in_use, memory_order_relaxed);
+    if (!ix || ix->generation != generation) {
+        factor_index *next = ix == &factor_indexes[0] ? &factor_indexes[1] : &factor_indexes[0];
+        factor_index_build(next, m);
+        next->generation = generation;
+        atomic_store_explicit(&factor_index_in_use, next, memory_order_release);
+        ix = next;
+    }
+    pthread_mutex_unlock(&factor_index_lock);
+    return ix;
+}
+
+static bool factor_point_at(const factor_point *pts, int k, int size_b, int team_b, double *f)
+{
+    for (int i = 0; i < k; i++)
+        if (pts[i].size_b == size_b && pts[i].team_b == team_b) {
+            *f = pts[i].factor;
+            return true;
+        }
+    return false;
+}
+
 /* Within one team size: the factors of the nearest calibrated sizes below
  * and above (at most 16x away), interpolated in log-log; false if neither. */
 #define FACTOR_REACH 4
-static bool factor_at_team(const plan_model *m, core_coll c, plan_algo a, const char *l, size_t bytes, int team_b,
-                           double *out)
+static bool factor_at_team(const factor_point *pts, int k, size_t bytes, int team_b, double *out)
 {
-    char key[64];
     double x = bytes ? log2((double)bytes) : 0, f_lo = 0, f_hi = 0;
     int lo = -1, hi = -1, below = (int)floor(x), above = (int)ceil(x);
-    for (int d = 0; d <= FACTOR_REACH && lo < 0; d++) {
-        factor_key(key, sizeof key, c, a, l, below - d, team_b);
-        if (below - d >= 0 && plan_model_find_factor(m, key, &f_lo))
+    for (int d = 0; d <= FACTOR_REACH && lo < 0; d++)
+        if (below - d >= 0 && factor_point_at(pts, k, below - d, team_b, &f_lo))
             lo = below - d;
-    }
-    for (int d = 0; d <= FACTOR_REACH && hi < 0; d++) {
-        factor_key(key, sizeof key, c, a, l, above + d, team_b);
-        if (plan_model_find_factor(m, key, &f_hi))
+    for (int d = 0; d <= FACTOR_REACH && hi < 0; d++)
+        if (factor_point_at(pts, k, above + d, team_b, &f_hi))
             hi = above + d;
-    }
     if (lo < 0 && hi < 0)
         return false;
     if (lo < 0 || hi == lo)
@@ -183,14 +276,18 @@ static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id 
 {
     if (m->nfactors == 0)
         return 1.0;
-    const char *l = plan_lanes_label(lane, stripe);
+    const factor_index *ix = factor_index_of(m);
+    int k = ix->count[c][a][lane][stripe];
+    if (k == 0)
+        return 1.0;
+    const factor_point *pts = ix->points + ix->first[c][a][lane][stripe];
     double f;
     int own = team_bucket(n);
     for (int b = own; b >= 2; b /= 2)
-        if (factor_at_team(m, c, a, l, bytes, b, &f))
+        if (factor_at_team(pts, k, bytes, b, &f))
             return f;
     for (int b = own * 2; b <= 1024; b *= 2)
-        if (factor_at_team(m, c, a, l, bytes, b, &f))
+        if (factor_at_team(pts, k, bytes, b, &f))
             return f;
     return 1.0;
 }

@@ -32,6 +32,7 @@ expect 0 "excluded by SHOAL_LANES" -- env SHOAL_LANES=cells "$shoal" explain gat
 expect 2 "not a collective" -- "$shoal" explain allreduse 1M
 expect 2 "not a size" -- "$shoal" explain allreduce 12Q
 expect 0 "least regret of [0-9]+ candidates" -- "$shoal" explain bcast 256K -np 2 --inputs repeat
+expect 0 "^planning: [0-9.]+ us, once per size" -- "$shoal" explain allreduce 4K -np 4
 # Across nodes: the steps, each node step's plan, and the calls the host runs whole.
 expect 0 "^  first    reduce on the node's 8 ranks: [a-z]+ over" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
 expect 0 "^  between  allreduce by the host MPI on 4 leaders" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8

@@ -246,6 +246,31 @@ static void test_choices(void)
         CHECK(fabs(got - cases[i].factor) < 1e-9, "n=%d, %zu bytes: factor %g, expected %g", cases[i].n, cases[i].bytes,
               got, cases[i].factor);
     }
+    /* A model put in use later is priced with its own factors (the parsed
+     * table of them follows the model), then the file's again. */
+    for (int round = 0; round < 2; round++) {
+        plan_model other;
+        plan_model_defaults(&other);
+        plan_factor_key(key, sizeof key, CORE_COLL_BCAST, PLAN_BCAST_FLAT, LANE_CMA, LANE_COUNT, 4 << 20, 4);
+        plan_model_set_factor(&other, key, 6.0);
+        if (round == 0)
+            plan_model_use(&other);
+        else
+            plan_model_reload();
+        plan_query f = {.coll = CORE_COLL_BCAST,
+                        .bytes = 4 << 20,
+                        .n = 4,
+                        .ppn = 4,
+                        .window = 128 << 10,
+                        .usable = {true, true, true}};
+        plan_candidate fc[64];
+        int nf = plan_candidates(&f, fc, 64);
+        double got = -1, want = round == 0 ? 6.0 : 8.0;
+        for (int j = 0; j < nf; j++)
+            if (fc[j].algo == PLAN_BCAST_FLAT && fc[j].lane == LANE_CMA)
+                got = fc[j].factor;
+        CHECK(fabs(got - want) < 1e-9, "model %d in use: factor %g, expected %g", round, got, want);
+    }
     /* Striping: large blocks of data movement may go over cma and host, the
      * host's share in proportion to its modelled throughput. */
     plan_model_defaults(&m);

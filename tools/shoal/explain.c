@@ -4,8 +4,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core_sys.h"
 #include "plan.h"
 #include "shoal_cli.h"
+
+/* What choosing q costs the library on a plan-cache miss: the median of a
+ * few hundred choices, in us. */
+static double planning_us(const plan_query *q)
+{
+    enum { TIMES = 201 };
+    double us[TIMES];
+    for (int i = 0; i < TIMES; i++) {
+        uint64_t t0 = core_now_ns();
+        volatile plan_algo a = plan_choose(q).algo;
+        (void)a;
+        us[i] = (double)(core_now_ns() - t0) / 1e3;
+    }
+    return core_median(us, TIMES);
+}
 
 static int fail(const char *msg, const char *arg)
 {
@@ -316,6 +332,7 @@ int explain_main(int argc, char **argv)
             printf("; the next, %s over %s, risks %.2fx", plan_algo_name(c[next].algo),
                    plan_lanes_label(c[next].lane, c[next].stripe), c[next].regret);
         printf(".\n");
+        printf("planning: %.2f us, once per size a communicator has not used lately\n", planning_us(&q));
         return 0;
     }
     printf("\nchosen: %s over %s, modelled %.3f us: the cheapest of %d candidates", plan_algo_name(c[0].algo),
@@ -324,5 +341,6 @@ int explain_main(int argc, char **argv)
         printf("; the next, %s over %s, is modelled %.2fx slower", plan_algo_name(c[next].algo),
                plan_lanes_label(c[next].lane, c[next].stripe), c[next].ns / c[0].ns);
     printf(".\n");
+    printf("planning: %.2f us, once per size a communicator has not used lately\n", planning_us(&q));
     return 0;
 }
