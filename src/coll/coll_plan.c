@@ -35,6 +35,7 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
     plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
     t->last_bytes[coll] = bytes + 1;
+    bytes = plan_size_class(bytes); /* the cache holds a choice per class, as the planner prices */
     coll_plan_entry *set = plan_set(t, coll, bytes, inputs), *victim = set;
     uint64_t now = ++t->plan_clock;
     for (int w = 0; w < COLL_PLAN_WAYS; w++) {

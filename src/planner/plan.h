@@ -117,6 +117,12 @@ typedef struct plan_choice {
     lane_id large_lane;
 } plan_choice;
 
+/* A call is priced at its size class: the size rounded down to an eighth
+ * of its power of two (exact below 16 bytes; powers of two are their own
+ * class), so that a communicator whose sizes vary call by call plans each
+ * class once (the plan caches key on it) and every size of a class gets
+ * the same choice. */
+size_t plan_size_class(size_t bytes);
 plan_choice plan_choose(const plan_query *q);
 
 /* One priced candidate, for shoal explain. */

@@ -438,8 +438,18 @@ static int priced_either(const plan_query *q, plan_candidate *out, int max)
     return k;
 }
 
-int plan_candidates(const plan_query *q, plan_candidate *out, int max)
+size_t plan_size_class(size_t bytes)
 {
+    if (bytes < 16)
+        return bytes;
+    int top = 63 - __builtin_clzll((unsigned long long)bytes);
+    return bytes & ~(((size_t)1 << (top - 3)) - 1);
+}
+
+int plan_candidates(const plan_query *asked, plan_candidate *out, int max)
+{
+    plan_query sized = *asked, *q = &sized;
+    sized.bytes = plan_size_class(asked->bytes);
     bool either = q->inputs == PLAN_INPUTS_EITHER && q->coll != CORE_COLL_BARRIER && q->n > 1;
     int k = either ? priced_either(q, out, max) : priced(q, out, max);
     qsort(out, (size_t)k, sizeof *out, either ? by_regret : by_price);

@@ -193,6 +193,17 @@ static void check_plan_cache(void)
               "rank %d/%d: a gather of %zu bytes between barriers priced %llu plans on its 3rd and 4th calls", me, n,
               bytes, (unsigned long long)(team.plans_priced - before));
     }
+    /* Sizes that change on every call, within one eighth of a power of two
+     * (960 to 1023 bytes): one class, priced once fresh and once as a
+     * repeat at most, whatever the order. */
+    uint64_t before = team.plans_priced;
+    for (int call = 0; call < 64; call++) {
+        size_t bytes = 960 + (size_t)((call * 37) % 64);
+        coll_gather(&team, in, bytes, out, 0);
+        coll_gather(&team, in, bytes, out, 0);
+    }
+    CHECK(team.plans_priced - before <= 2, "rank %d/%d: 64 sizes of one class priced %llu plans", me, n,
+          (unsigned long long)(team.plans_priced - before));
     free(in), free(out);
 }
 
