@@ -12,7 +12,6 @@
  * process: the engine translates by the offset from their start).
  * Calls: rma, core, MPI; shim_node_part of the MPI layer (a node, or a
  * pretend node under SHOAL_NODE_CLIQUES). */
-#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -30,10 +29,6 @@
 
 osh_state osh = {.world = MPI_COMM_NULL, .node = MPI_COMM_NULL};
 struct shoal_shmem_ctx shoal_shmem_ctx_default = {.team = &shoal_shmem_team_world};
-
-/* The heap's size where SHMEM_SYMMETRIC_SIZE is not set (Sandia OpenSHMEM
- * and Open MPI's oshmem also reserve hundreds of MiB by default). */
-#define DEFAULT_HEAP_SIZE ((size_t)128 << 20)
 
 _Noreturn void osh_fail(const char *call, const char *fmt, ...)
 {
@@ -65,30 +60,6 @@ void osh_require_init(const char *call)
 {
     if (!osh.initialized || osh.finalized)
         osh_fail(call, "called %s shmem_init", osh.finalized ? "after shmem_finalize, without a new" : "before");
-}
-
-/* SHMEM_SYMMETRIC_SIZE as the specification and other implementations read
- * it: a number with an optional K, M, G or T (either case). */
-static size_t heap_size(void)
-{
-    const char *names[] = {"SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"};
-    for (int i = 0; i < 2; i++) {
-        const char *text = getenv(names[i]);
-        if (!text || !*text)
-            continue;
-        char upper[64];
-        size_t n = 0;
-        for (; text[n] && n < sizeof upper - 1; n++)
-            upper[n] = (char)toupper((unsigned char)text[n]);
-        upper[n] = 0;
-        if (n > 0 && upper[n - 1] == 'B')
-            upper[n - 1] = 0; /* "64MB" */
-        size_t size;
-        if (core_parse_size(upper, &size) && size > 0)
-            return size;
-        osh_fail("shmem_init", "%s=\"%s\" is not a size (such as 512M or 2G)", names[i], text);
-    }
-    return DEFAULT_HEAP_SIZE;
 }
 
 /* The program's writable data and bss, page-aligned, less the part the
@@ -200,7 +171,7 @@ static bool share_segments(core_segment *segs, size_t size, const void *contents
 
 static void open_heap(void)
 {
-    size_t size = heap_size(), lo = size, hi = size;
+    size_t size = osh_env_heap_size(), lo = size, hi = size;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, osh.world);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, osh.world);
     if (lo != hi)
@@ -356,6 +327,7 @@ int shmem_init_thread(int requested, int *provided)
     } else {
         MPI_Query_thread(&mpi_level);
     }
+    osh_env_debug();
     /* The MPI levels are numbered in the same order as OpenSHMEM's. */
     osh.thread_level = requested;
     if (mpi_level < mpi_thread_level(requested))
@@ -400,6 +372,7 @@ int shmem_init_thread(int requested, int *provided)
                   "shared%s",
                   osh.n_pes, osh.n_local, e->region[RMA_REGION_HEAP].size, osh.data_size,
                   e->remote ? "; other nodes through MPI-3 RMA windows" : "");
+    osh_env_announce(osh.my_pe, e->region[RMA_REGION_HEAP].size);
     MPI_Barrier(osh.world);
     return 0;
 }

@@ -61,6 +61,15 @@ extern osh_state osh;
 _Noreturn void osh_fail(const char *call, const char *fmt, ...) CORE_PRINTF(2, 3);
 /* Fails unless shmem_init has run (and shmem_finalize not). */
 void osh_require_init(const char *call);
+
+/* The specification's environment variables (shmem_env.c): the heap's
+ * size (SHMEM_SYMMETRIC_SIZE, else SMA_SYMMETRIC_SIZE, else 128 MiB; a
+ * value that is not a size ends the job), SHMEM_DEBUG (shoal's messages
+ * on), and what PE 0 prints at start-up for SHMEM_VERSION and SHMEM_INFO. */
+bool osh_parse_size(const char *text, size_t *out);
+size_t osh_env_heap_size(void);
+void osh_env_debug(void);
+void osh_env_announce(int my_pe, size_t heap_bytes);
 static inline rma_engine *osh_engine(const char *call)
 {
     osh_require_init(call);
