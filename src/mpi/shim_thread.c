@@ -205,6 +205,18 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup_with_info(comm, info, newcomm);
 }
 
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_split(tc, color, key, newcomm) : PMPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_split_type(tc, type, key, newcomm) : PMPI_Comm_split_type(comm, type, key, info, newcomm);
+}
+
 /* Calls shoal does not serve on a thread communicator yet: on one, an error
  * through its error handler; the host would take them for the process
  * ranks under the handle, several threads at once. */
@@ -215,9 +227,6 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
         return tc ? thread_refuse(tc, #Name) : P##Name args; \
     }
 
-REFUSED(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm))
-REFUSED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
-        (comm, type, key, info, newcomm))
 REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))

@@ -48,7 +48,12 @@ static inline bool thread_requests_pending(void)
 int thread_comm_rank(thread_comm *tc, int *rank);
 int thread_comm_size(thread_comm *tc, int *size);
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
+/* Inside the parallel region, by every thread of tc: new thread
+ * communicators (MPI_Comm_free ends them), ranks of one or several
+ * processes; a split must keep each process's ranks consecutive. */
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
+int thread_comm_split(thread_comm *tc, int colour, int key, MPI_Comm *newcomm);
+int thread_comm_split_type(thread_comm *tc, int type, int key, MPI_Comm *newcomm);
 /* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
  * through its error handler, and a warning (once per process). */
 int thread_refuse(thread_comm *tc, const char *call);

@@ -69,9 +69,18 @@ struct thread_comm {
     struct thread_mailbox *box; /* per thread of this process */
     pthread_mutex_t progress_lock, out_lock;
     struct thread_outgoing *out; /* host sends still in flight */
-    /* MPI_Comm_dup inside the region: the communicator it came from, the
-     * one its first thread built */
-    struct thread_comm *parent, *dup;
+    /* MPI_Comm_dup and MPI_Comm_split inside the region: each thread's
+     * colour and key, and what the first thread made for it; whether this
+     * communicator is such a one (MPI_Comm_free ends it), and how many of
+     * its threads have left it at that free */
+    struct thread_derive {
+        int colour, key;
+        struct thread_comm *made;
+        int index;
+    } * derive;
+    int derive_rc;
+    bool derived;
+    _Atomic int departed;
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
     thread_stage *stage; /* per thread */

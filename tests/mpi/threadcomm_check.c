@@ -10,6 +10,8 @@
  *   threadcomm_check [--threads T] [--uneven] [--loops L] */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,9 +246,9 @@ static void probe_and_truncate(int rank, int size)
     free(got_big);
     /* Calls shoal does not serve on thread communicators are refused, not
      * handed to the host for the process ranks under the handle. */
-    MPI_Comm split = MPI_COMM_NULL;
-    MPI_Error_class(MPI_Comm_split(tcomm, 0, rank, &split), &cls);
-    EXPECT(cls == MPI_ERR_OTHER && split == MPI_COMM_NULL, "MPI_Comm_split: error class %d", cls);
+    MPI_Group group = MPI_GROUP_NULL;
+    MPI_Error_class(MPI_Comm_group(tcomm, &group), &cls);
+    EXPECT(cls == MPI_ERR_OTHER && group == MPI_GROUP_NULL, "MPI_Comm_group: error class %d", cls);
     MPI_Barrier(tcomm);
 }
 
@@ -463,6 +465,176 @@ static void duplicate(int rank, int size)
     EXPECT(dup == MPI_COMM_NULL, "MPI_Comm_free left the duplicate's handle");
 }
 
+/* The process that holds thread rank r. */
+static int process_of(int r)
+{
+    int p = 0;
+    while (r >= first_rank[p + 1])
+        p++;
+    return p;
+}
+
+/* Splits of comm (whose ranks are rank and size), each checked against the
+ * members computed here: new rank and size, a ring, allreduce, bcast from
+ * the last rank, allgather, and a duplicate of the result; the result is
+ * freed. */
+typedef int (*rank_rule)(int r, int size);
+
+static void check_split(MPI_Comm comm, int rank, int size, rank_rule colour_of, rank_rule key_of, const char *what,
+                        int depth)
+{
+    int mine = colour_of(rank, size), *members = malloc(sizeof(int) * size), n = 0, me = -1;
+    for (int r = 0; r < size; r++) {
+        if (colour_of(r, size) != mine || mine == MPI_UNDEFINED)
+            continue;
+        int at = n++; /* insertion by (key, rank) */
+        while (at > 0 && key_of(members[at - 1], size) > key_of(r, size))
+            members[at] = members[at - 1], at--;
+        members[at] = r;
+    }
+    for (int i = 0; i < n; i++)
+        if (members[i] == rank)
+            me = i;
+    MPI_Comm sub = MPI_COMM_SELF;
+    int rc = MPI_Comm_split(comm, mine, key_of(rank, size), &sub);
+    EXPECT(rc == MPI_SUCCESS, "%s: MPI_Comm_split failed", what);
+    if (mine == MPI_UNDEFINED) {
+        EXPECT(sub == MPI_COMM_NULL, "%s: MPI_UNDEFINED gave a communicator", what);
+        free(members);
+        return;
+    }
+    int sub_rank = -1, sub_size = -1;
+    MPI_Comm_rank(sub, &sub_rank);
+    MPI_Comm_size(sub, &sub_size);
+    EXPECT(sub_rank == me && sub_size == n, "%s: rank %d of %d, expected %d of %d", what, sub_rank, sub_size, me, n);
+    if (sub_rank != me || sub_size != n) {
+        MPI_Comm_free(&sub);
+        free(members);
+        return;
+    }
+    int right = (me + 1) % n, left = (me + n - 1) % n, got = -1, sum = 0, expect_sum = 0;
+    MPI_Sendrecv(&rank, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, sub, MPI_STATUS_IGNORE);
+    EXPECT(got == members[left], "%s: ring got %d, expected %d", what, got, members[left]);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub);
+    for (int i = 0; i < n; i++)
+        expect_sum += members[i];
+    EXPECT(sum == expect_sum, "%s: allreduce %d, expected %d", what, sum, expect_sum);
+    got = rank;
+    MPI_Bcast(&got, 1, MPI_INT, n - 1, sub);
+    EXPECT(got == members[n - 1], "%s: bcast %d, expected %d", what, got, members[n - 1]);
+    int *all = malloc(sizeof(int) * n);
+    MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, sub);
+    for (int i = 0; i < n; i++)
+        EXPECT(all[i] == members[i], "%s: allgather [%d]=%d, expected %d", what, i, all[i], members[i]);
+    free(all);
+    /* Errors on it are returned, as on tcomm: the error handler is inherited. */
+    int cls = -1;
+    MPI_Error_class(MPI_Send(&rank, 1, MPI_INT, n, 0, sub), &cls);
+    EXPECT(cls == MPI_ERR_RANK, "%s: a send to rank %d: error class %d", what, n, cls);
+    if (depth == 0) {
+        MPI_Comm dup;
+        MPI_Comm_dup(sub, &dup);
+        int dup_rank = -1, dup_sum = 0;
+        MPI_Comm_rank(dup, &dup_rank);
+        MPI_Allreduce(&rank, &dup_sum, 1, MPI_INT, MPI_SUM, dup);
+        EXPECT(dup_rank == me && dup_sum == expect_sum, "%s: its dup: rank %d sum %d", what, dup_rank, dup_sum);
+        MPI_Comm_free(&dup);
+    }
+    MPI_Comm_free(&sub);
+    EXPECT(sub == MPI_COMM_NULL, "%s: MPI_Comm_free left the handle", what);
+    free(members);
+}
+
+static int parity(int r, int size) { return (void)size, r % 2; }
+static int ascending(int r, int size) { return (void)size, r; }
+static int descending(int r, int size) { return size - r; }
+static int all_one(int r, int size) { return (void)r, (void)size, 7; }
+static int first_left_out(int r, int size) { return (void)size, r == 0 ? MPI_UNDEFINED : 1; }
+static int halves(int r, int size) { return 2 * r < size ? 4 : 5; }
+static int by_process(int r, int size) { return (void)size, process_of(r); }
+
+/* Splits of tcomm, a split of a split, split_type, and a split that would
+ * interleave two processes' threads (refused alike by every rank). */
+static void derived(int rank, int size)
+{
+    check_split(tcomm, rank, size, parity, ascending, "split by parity", 0);
+    check_split(tcomm, rank, size, all_one, descending, "split reversed", 0);
+    check_split(tcomm, rank, size, first_left_out, ascending, "split without rank 0", 0);
+    check_split(tcomm, rank, size, by_process, descending, "split by process", 0);
+    MPI_Comm half;
+    MPI_Comm_split(tcomm, halves(rank, size), rank, &half);
+    int half_rank = -1, half_size = -1;
+    MPI_Comm_rank(half, &half_rank);
+    MPI_Comm_size(half, &half_size);
+    check_split(half, half_rank, half_size, parity, descending, "a split of a split", 1);
+    MPI_Comm_free(&half);
+    MPI_Comm node;
+    MPI_Comm_split_type(tcomm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int node_rank = -1, node_size = -1;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    EXPECT(node_rank == rank && node_size == size, "split_type: rank %d of %d", node_rank, node_size);
+    MPI_Comm_free(&node);
+    /* Ordered by each process's thread index, ranks alternate processes. */
+    int local = rank - first_rank[world_rank], cls = -1, most = 0, previous = -1;
+    bool interleaves = false, *seen = calloc((size_t)world_size, sizeof *seen);
+    for (int p = 0; p < world_size; p++)
+        most = first_rank[p + 1] - first_rank[p] > most ? first_rank[p + 1] - first_rank[p] : most;
+    for (int t = 0; t < most; t++) /* the new order: thread index, then rank */
+        for (int p = 0; p < world_size; p++)
+            if (first_rank[p] + t < first_rank[p + 1]) {
+                interleaves |= p != previous && seen[p];
+                seen[p] = true;
+                previous = p;
+            }
+    free(seen);
+    MPI_Comm mixed = MPI_COMM_NULL;
+    MPI_Error_class(MPI_Comm_split(tcomm, 0, local, &mixed), &cls);
+    EXPECT(interleaves ? cls == MPI_ERR_OTHER && mixed == MPI_COMM_NULL : cls == MPI_SUCCESS,
+           "an interleaving split: error class %d", cls);
+    if (mixed != MPI_COMM_NULL)
+        MPI_Comm_free(&mixed);
+}
+
+/* MPI_Comm_dup copies each thread's attributes through the keyval's copy
+ * function; freeing the duplicate deletes them. Names go to the host. */
+static int copy_key = MPI_KEYVAL_INVALID;
+static _Atomic int copies, copy_deletes;
+
+static int copy_plus_one(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm, (void)keyval, (void)extra;
+    *(intptr_t *)out = (intptr_t)in + 1;
+    *flag = 1;
+    atomic_fetch_add(&copies, 1);
+    return MPI_SUCCESS;
+}
+
+static int count_copy_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    atomic_fetch_add(&copy_deletes, 1);
+    return MPI_SUCCESS;
+}
+
+static void dup_attributes_and_names(int rank)
+{
+    MPI_Comm_set_attr(tcomm, copy_key, (void *)(intptr_t)(1000 + rank));
+    MPI_Comm dup;
+    MPI_Comm_dup(tcomm, &dup);
+    intptr_t got = 0;
+    int flag = 0;
+    MPI_Comm_get_attr(dup, copy_key, &got, &flag);
+    EXPECT(flag && got == 1001 + rank, "dup's attribute: flag %d value %ld, expected %d", flag, (long)got, 1001 + rank);
+    MPI_Comm_set_name(dup, "a duplicate");
+    char name[MPI_MAX_OBJECT_NAME];
+    int length = 0;
+    MPI_Comm_get_name(dup, name, &length);
+    EXPECT(!strcmp(name, "a duplicate"), "dup's name: %s", name);
+    MPI_Comm_free(&dup);
+    MPI_Comm_delete_attr(tcomm, copy_key);
+}
+
 /* Attributes are each thread's own (as MPICH keeps them); finish runs the
  * delete function once per thread that set one. */
 static int key = MPI_KEYVAL_INVALID;
@@ -511,6 +683,8 @@ static void *thread_main(void *arg)
     collectives(rank, size);
     more_collectives(rank, size);
     duplicate(rank, size);
+    derived(rank, size);
+    dup_attributes_and_names(rank);
     ssend_across_collective(rank, size);
     attributes(rank);
     MPIX_Threadcomm_finish(tcomm);
@@ -543,6 +717,7 @@ int main(int argc, char **argv)
     total_ranks = first_rank[world_size];
     pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &key, NULL);
+    MPI_Comm_create_keyval(copy_plus_one, count_copy_delete, &copy_key, NULL);
     for (int loop = 0; loop < loops; loop++) {
         if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
             CHECK_FATAL("MPIX_Threadcomm_init failed");
@@ -555,6 +730,10 @@ int main(int argc, char **argv)
         EXPECT(tcomm == MPI_COMM_NULL, "MPIX_Threadcomm_free left the handle");
         int ran = atomic_exchange(&deleted, 0);
         EXPECT(ran == threads_here, "the attributes' delete function ran %d times, not %d", ran, threads_here);
+        int copied = atomic_exchange(&copies, 0), copy_deleted = atomic_exchange(&copy_deletes, 0);
+        EXPECT(copied == threads_here && copy_deleted == 2 * threads_here,
+               "dup's attributes: copied %d times, deleted %d, expected %d and %d", copied, copy_deleted, threads_here,
+               2 * threads_here);
     }
     long mine = atomic_load(&failures), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -562,6 +741,7 @@ int main(int argc, char **argv)
         printf("threadcomm_check: %d processes, %d ranks, %d loops: %s (%ld failures)\n", world_size, total_ranks,
                loops, all ? "FAILED" : "ok", all);
     MPI_Comm_free_keyval(&key);
+    MPI_Comm_free_keyval(&copy_key);
     free(ids);
     free(each);
     free(first_rank);
