@@ -242,29 +242,69 @@ REFUSED(MPI_Send_init,
 REFUSED(MPI_Recv_init,
         (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
         (buf, count, type, source, tag, comm, request))
-REFUSED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
-REFUSED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
-        (buf, count, type, root, comm, request))
-REFUSED(MPI_Ireduce,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, rbuf, count, type, op, root, comm, request))
-REFUSED(MPI_Iallreduce,
+
+/* The non-blocking collectives shoal serves on a thread communicator. */
+#define ROUTED(Name, params, args) \
+    int Name params { return thread_owns(comm) ? thread_##Name args : P##Name args; }
+
+ROUTED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+ROUTED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+       (buf, count, type, root, comm, request))
+ROUTED(MPI_Ireduce,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, rbuf, count, type, op, root, comm, request))
+ROUTED(MPI_Iallreduce,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Igather,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+        MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iscatter,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+        MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iallgather,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+ROUTED(MPI_Ialltoall,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+
+/* The other non-blocking collectives are refused on one. */
+REFUSED(MPI_Igatherv,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
+REFUSED(MPI_Iscatterv,
+        (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iallgatherv,
+        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+         MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
+REFUSED(MPI_Ialltoallv,
+        (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+         const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
+REFUSED(MPI_Ireduce_scatter_block,
         (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
         (sbuf, rbuf, count, type, op, comm, request))
-REFUSED(MPI_Igather,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-         MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iscatter,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-         MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iallgather,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+REFUSED(MPI_Iscan,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sbuf, rbuf, count, type, op, comm, request))
+REFUSED(MPI_Iexscan,
+        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sbuf, rbuf, count, type, op, comm, request))
+REFUSED(MPI_Ireduce_scatter,
+        (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
          MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
-REFUSED(MPI_Ialltoall,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+        (sbuf, rbuf, rcounts, type, op, comm, request))
+REFUSED(MPI_Ialltoallw,
+        (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
+         const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))

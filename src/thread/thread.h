@@ -132,4 +132,21 @@ THREAD_COLL_DECLARE(_c, MPI_Count, MPI_Count, MPI_Aint)
 #endif
 int thread_MPI_Barrier(MPI_Comm comm);
 
+/* Non-blocking collectives (thread_nbc.c): the call returns at once; the
+ * request completes through the wait family. */
+int thread_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                       MPI_Request *request);
+int thread_MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request);
+int thread_MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                         MPI_Comm comm, MPI_Request *request);
+
 #endif

@@ -138,33 +138,6 @@ int thread_MPI_Barrier(MPI_Comm comm)
     return rc;
 }
 
-/* count elements of type from src to dst (both laid out as type says). */
-static int copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l)
-{
-    if (dst == src || !count)
-        return MPI_SUCCESS;
-    size_t n = (size_t)count * l->size;
-    if (l->dense) {
-        memcpy((char *)dst + l->lb, (const char *)src + l->lb, n);
-        return MPI_SUCCESS;
-    }
-    void *bytes = malloc(n);
-    if (!bytes)
-        return MPI_ERR_NO_MEM;
-    int rc = thread_pack(src, (size_t)count, type, l, bytes);
-    if (rc == MPI_SUCCESS)
-        rc = thread_unpack(bytes, n, dst, type, l);
-    free(bytes);
-    return rc;
-}
-
-/* Room for count elements of a layout, and where element 0 starts in it. */
-static char *alloc_elements(const thread_layout *l, MPI_Count count, void **base)
-{
-    *base = malloc(thread_span(l, (size_t)count) + 1);
-    return *base ? (char *)*base - l->lb : NULL;
-}
-
 /* Short collectives within one process meet once: each thread stages its
  * input (its own stage, once the readers of its last use are done), they
  * meet, and each reads what it needs from the others' stages. */
@@ -216,7 +189,7 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
     void *source = here ? tc->slot[root_self].rbuf : tc->slot[0].rbuf;
     BETWEEN_PROCESSES(&c, rc, MPI_Bcast(source, (int)count, type, root_proc, tc->procs));
     meet_after_step(&c);
-    int copied = copy_typed(buf, source, count, type, &l);
+    int copied = thread_copy_typed(buf, source, count, type, &l);
     meet(&c); /* the source stays until every thread has copied it */
     return rc != MPI_SUCCESS ? rc : copied == MPI_SUCCESS ? MPI_SUCCESS : fail(&c, copied, "MPI_Bcast");
 }
@@ -727,12 +700,12 @@ static int reduce_scatter(MPI_Comm comm, const void *sbuf, void *rbuf, thread_ar
     }
     MPI_Count mine = rcounts.ints || rcounts.counts ? at(rcounts, c.rank) : block;
     void *base;
-    char *all = alloc_elements(&l, total, &base);
+    char *all = thread_alloc_elements(&l, total, &base);
     if (!all)
         return fail(&c, MPI_ERR_NO_MEM, name);
     rc = reduce_common(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, all, total, type, op, -1);
     if (rc == MPI_SUCCESS)
-        rc = copy_typed(rbuf, all + first * l.extent, mine, type, &l);
+        rc = thread_copy_typed(rbuf, all + first * l.extent, mine, type, &l);
     free(base);
     return rc;
 }
@@ -754,23 +727,23 @@ static int scan(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count count, MP
         return exchange_end(&x, MPI_ERR_COUNT, name);
     int me = x.c.rank, size = x.c.tc->size;
     void *acc_base, *prefix_base;
-    char *acc = alloc_elements(&l, count, &acc_base), *prefix = alloc_elements(&l, count, &prefix_base);
+    char *acc = thread_alloc_elements(&l, count, &acc_base), *prefix = thread_alloc_elements(&l, count, &prefix_base);
     if (!acc || !prefix)
         rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS)
-        rc = copy_typed(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &l);
+        rc = thread_copy_typed(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &l);
     if (rc == MPI_SUCCESS && me > 0) {
         rc = post(&x, false, prefix, count, type, me - 1, THREAD_TAG_SCAN);
         if (rc == MPI_SUCCESS)
             rc = thread_coll_wait(x.reqs, x.n);
         x.n = 0;
         if (rc == MPI_SUCCESS && exclusive)
-            rc = copy_typed(rbuf, prefix, count, type, &l);
+            rc = thread_copy_typed(rbuf, prefix, count, type, &l);
         if (rc == MPI_SUCCESS)
             rc = PMPI_Reduce_local(prefix, acc, (int)count, type, op); /* prefix op mine */
     }
     if (rc == MPI_SUCCESS && !exclusive)
-        rc = copy_typed(rbuf, acc, count, type, &l);
+        rc = thread_copy_typed(rbuf, acc, count, type, &l);
     if (rc == MPI_SUCCESS && me + 1 < size)
         rc = post(&x, true, acc, count, type, me + 1, THREAD_TAG_SCAN);
     rc = exchange_end(&x, rc, name);

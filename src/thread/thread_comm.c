@@ -193,6 +193,33 @@ int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, con
     return rc;
 }
 
+/* count elements of type from src to dst (both laid out as type says). */
+int thread_copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l)
+{
+    if (dst == src || !count)
+        return MPI_SUCCESS;
+    size_t n = (size_t)count * l->size;
+    if (l->dense) {
+        memcpy((char *)dst + l->lb, (const char *)src + l->lb, n);
+        return MPI_SUCCESS;
+    }
+    void *bytes = malloc(n);
+    if (!bytes)
+        return MPI_ERR_NO_MEM;
+    int rc = thread_pack(src, (size_t)count, type, l, bytes);
+    if (rc == MPI_SUCCESS)
+        rc = thread_unpack(bytes, n, dst, type, l);
+    free(bytes);
+    return rc;
+}
+
+/* Room for count elements of a layout, and where element 0 starts in it. */
+char *thread_alloc_elements(const thread_layout *l, MPI_Count count, void **base)
+{
+    *base = malloc(thread_span(l, (size_t)count) + 1);
+    return *base ? (char *)*base - l->lb : NULL;
+}
+
 static void thread_comm_destroy(thread_comm *tc)
 {
     free(tc->offset);
@@ -202,6 +229,7 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc->slot);
     free(tc->stage);
     free(tc->derive);
+    free(tc->nbc_started);
     free(tc->scratch[0]);
     free(tc->scratch[1]);
     free(tc);
@@ -228,7 +256,8 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     if (tc->stage)
         memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);
     tc->derive = calloc((size_t)nthreads, sizeof *tc->derive);
-    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->derive)
+    tc->nbc_started = calloc((size_t)nthreads, sizeof *tc->nbc_started);
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->derive || !tc->nbc_started)
         goto fail;
     long long total = 0;
     for (int p = 0; p < tc->nprocs; p++) {

@@ -80,6 +80,8 @@ struct thread_comm {
     } * derive;
     int derive_rc;
     bool derived;
+    /* non-blocking collectives: each thread's count of those it started */
+    unsigned *nbc_started;
     _Atomic int departed;
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
@@ -109,6 +111,12 @@ size_t thread_span(const thread_layout *l, size_t count);
 /* count elements at buf to bytes (packed), and back; n bytes in all. */
 int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes);
 int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l);
+
+/* count elements of type from src to dst (both laid out as type says). */
+int thread_copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l);
+/* Room for count elements of a layout (free *base), and where element 0
+ * starts in it. */
+char *thread_alloc_elements(const thread_layout *l, MPI_Count count, void **base);
 
 /* Host MPI calls from several threads at once: where the host was not
  * initialised with MPI_THREAD_MULTIPLE, they take turns under one lock. */
@@ -142,6 +150,8 @@ typedef struct thread_req {
     /* its outcome */
     int got_source, got_tag, error;
     size_t got_bytes;
+    /* the non-blocking collective it is a step of, told when it is done */
+    struct thread_nbc *nbc;
     /* handed to the user */
     MPI_Request handle;
     struct thread_req *registry_next;
@@ -171,5 +181,12 @@ int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_
 int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,
                      thread_req *req);
 int thread_coll_wait(thread_req *reqs, int n);
+/* Hands req to the user as a host generalized request, registered for the
+ * wait family. */
+int thread_req_hand_out(thread_req *req, MPI_Request *request);
+/* Completes a request (a step's: its collective is told). */
+void thread_req_finish(thread_req *req);
+/* A step of nbc is done (thread_nbc.c). */
+void thread_nbc_step_done(struct thread_nbc *nbc);
 
 #endif

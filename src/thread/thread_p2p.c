@@ -125,9 +125,14 @@ static void release_to_host(MPI_Request handle)
 
 static void finish(thread_req *req)
 {
+    struct thread_nbc *nbc = req->nbc; /* read first: a waiter may free req once it is done */
     if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED)
         release_to_host(req->handle);
+    if (nbc)
+        thread_nbc_step_done(nbc);
 }
+
+void thread_req_finish(thread_req *req) { finish(req); }
 
 static void add_outgoing(thread_comm *tc, MPI_Request request, void *buffer)
 {
@@ -587,7 +592,7 @@ static int cancel_request(void *extra, int complete)
     return MPI_SUCCESS; /* not cancelled: the status says so */
 }
 
-static int hand_out(thread_req *req, MPI_Request *request)
+int thread_req_hand_out(thread_req *req, MPI_Request *request)
 {
     thread_host_lock();
     int rc = PMPI_Grequest_start(query_request, free_request, cancel_request, req, &req->handle);
@@ -617,7 +622,7 @@ int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type,
     if (rc == MPI_SUCCESS)
         rc = send_start(tc, self, buf, count, type, dest, tag, mode, req);
     if (rc == MPI_SUCCESS)
-        rc = hand_out(req, request);
+        rc = thread_req_hand_out(req, request);
     if (rc != MPI_SUCCESS) {
         free(req);
         return thread_error(tc, rc, "a send's arguments");
@@ -640,7 +645,7 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
         free(req);
         return thread_error(tc, rc, "a receive's arguments");
     }
-    rc = hand_out(req, request);
+    rc = thread_req_hand_out(req, request);
     if (rc != MPI_SUCCESS) {
         /* Posted already: it must complete before it goes. */
         wait_req(req);

@@ -421,6 +421,88 @@ static void more_collectives(int rank, int size)
     free(types), free(s2), free(r2);
 }
 
+/* Non-blocking collectives: the call returns before the other ranks call it
+ * (the last rank makes a synchronous send to rank 0 before its Ibarrier, and
+ * rank 0 receives it only after its own), several outstanding at once
+ * complete through MPI_Waitall and MPI_Test, in place too. */
+static void nonblocking(int rank, int size)
+{
+    MPI_Request barrier;
+    int last = size - 1, token = value(rank, 0, 51), got = -1;
+    if (rank == last && last > 0)
+        MPI_Ssend(&token, 1, MPI_INT, 0, 51, tcomm);
+    MPI_Ibarrier(tcomm, &barrier);
+    if (rank == 0 && last > 0) {
+        MPI_Recv(&got, 1, MPI_INT, last, 51, tcomm, MPI_STATUS_IGNORE);
+        EXPECT(got == value(last, 0, 51), "Ibarrier then a receive: got %d", got);
+    }
+    MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+    static const int counts[] = {1, 3000};
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        int n = counts[k], root = (int)k % size;
+        size_t all = (size_t)n * size;
+        int *bc = malloc(sizeof(int) * n), *g = malloc(sizeof(int) * all), *sc = malloc(sizeof(int) * n),
+            *ag = malloc(sizeof(int) * all), *a2a_in = malloc(sizeof(int) * all), *a2a = malloc(sizeof(int) * all),
+            *mine = malloc(sizeof(int) * n), *sc_src = malloc(sizeof(int) * all), *ip = malloc(sizeof(int) * all);
+        double *x = malloc(sizeof(double) * n), *sum = malloc(sizeof(double) * n), *red = malloc(sizeof(double) * n);
+        for (int i = 0; i < n; i++) {
+            bc[i] = rank == last ? value(last, i, 52) : -1;
+            mine[i] = value(rank, i, 53);
+            x[i] = rank * 3.0 + i;
+        }
+        for (size_t i = 0; i < all; i++) {
+            sc_src[i] = value(root, (int)i, 54);
+            a2a_in[i] = value(rank, (int)i, 55);
+            ip[i] = value(rank, (int)i, 56);
+        }
+        MPI_Request reqs[9];
+        MPI_Ibcast(bc, n, MPI_INT, last, tcomm, &reqs[0]);
+        MPI_Iallreduce(x, sum, n, MPI_DOUBLE, MPI_SUM, tcomm, &reqs[1]);
+        MPI_Ireduce(x, red, n, MPI_DOUBLE, MPI_MAX, root, tcomm, &reqs[2]);
+        MPI_Igather(mine, n, MPI_INT, g, n, MPI_INT, root, tcomm, &reqs[3]);
+        MPI_Iscatter(sc_src, n, MPI_INT, sc, n, MPI_INT, root, tcomm, &reqs[4]);
+        MPI_Iallgather(mine, n, MPI_INT, ag, n, MPI_INT, tcomm, &reqs[5]);
+        MPI_Ialltoall(a2a_in, n, MPI_INT, a2a, n, MPI_INT, tcomm, &reqs[6]);
+        MPI_Ialltoall(MPI_IN_PLACE, n, MPI_INT, ip, n, MPI_INT, tcomm, &reqs[7]);
+        MPI_Ibarrier(tcomm, &reqs[8]);
+        MPI_Status statuses[9];
+        MPI_Waitall(9, reqs, statuses);
+        for (int i = 0; i < n; i++) {
+            EXPECT(bc[i] == value(last, i, 52), "Ibcast n %d [%d]=%d", n, i, bc[i]);
+            EXPECT(sum[i] == 3.0 * size * (size - 1) / 2 + (double)size * i, "Iallreduce n %d [%d]=%g", n, i, sum[i]);
+            EXPECT(rank != root || red[i] == last * 3.0 + i, "Ireduce n %d [%d]=%g", n, i, red[i]);
+            EXPECT(sc[i] == value(root, rank * n + i, 54), "Iscatter n %d [%d]=%d", n, i, sc[i]);
+        }
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++) {
+                size_t at = (size_t)r * n + i;
+                EXPECT(rank != root || g[at] == value(r, i, 53), "Igather n %d from %d [%d]=%d", n, r, i, g[at]);
+                EXPECT(ag[at] == value(r, i, 53), "Iallgather n %d from %d [%d]=%d", n, r, i, ag[at]);
+                EXPECT(a2a[at] == value(r, rank * n + i, 55), "Ialltoall n %d from %d [%d]=%d", n, r, i, a2a[at]);
+                EXPECT(ip[at] == value(r, rank * n + i, 56), "in-place Ialltoall n %d from %d [%d]=%d", n, r, i,
+                       ip[at]);
+            }
+        /* In place, completed by MPI_Test. */
+        for (int i = 0; i < n; i++)
+            sum[i] = rank + i;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                ag[(size_t)r * n + i] = r == rank ? value(rank, i, 57) : -1;
+        MPI_Iallreduce(MPI_IN_PLACE, sum, n, MPI_DOUBLE, MPI_SUM, tcomm, &reqs[0]);
+        MPI_Iallgather(MPI_IN_PLACE, n, MPI_INT, ag, n, MPI_INT, tcomm, &reqs[1]);
+        int flag = 0;
+        while (!flag)
+            MPI_Testall(2, reqs, &flag, statuses);
+        for (int i = 0; i < n; i++)
+            EXPECT(sum[i] == size * (size - 1) / 2.0 + (double)size * i, "in-place Iallreduce [%d]=%g", i, sum[i]);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                EXPECT(ag[(size_t)r * n + i] == value(r, i, 57), "in-place Iallgather from %d [%d]", r, i);
+        free(bc), free(g), free(sc), free(ag), free(a2a_in), free(a2a), free(mine), free(sc_src), free(ip);
+        free(x), free(sum), free(red);
+    }
+}
+
 /* A receive posted before a collective completes a synchronous send that
  * its sender makes before the same collective: the receiver, waiting in the
  * collective, still takes the message (pairs 2k, 2k+1, across processes
@@ -684,6 +766,7 @@ static void *thread_main(void *arg)
     more_collectives(rank, size);
     duplicate(rank, size);
     derived(rank, size);
+    nonblocking(rank, size);
     dup_attributes_and_names(rank);
     ssend_across_collective(rank, size);
     attributes(rank);

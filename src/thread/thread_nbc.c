@@ -1,0 +1,440 @@
+/* thread_nbc: non-blocking collectives on a thread communicator (MPI_Ibarrier,
+ * Ibcast, Ireduce, Iallreduce, Igather, Iscatter, Iallgather, Ialltoall).
+ *
+ * Each is a schedule of rounds of the communicator's own point-to-point
+ * messages, on a tag of its own (from the count of non-blocking collectives
+ * each rank has started, alike on every rank, so that several outstanding
+ * ones never take each other's messages). The call posts the first round
+ * and returns. A round's last message to complete, in whichever thread
+ * completes it (a sender copying into a posted receive, a thread moving the
+ * host's messages, a waiter), runs the schedule on: local work (a reduction)
+ * and the next round's posts. So a rank that never enters MPI after the
+ * call still lets the others' rounds go on as far as its own posts allow,
+ * and a program may start one, exchange messages, then wait, without
+ * deadlock. The request handed out is a thread request (a host generalized
+ * request) that completes with the last round.
+ *
+ * Reductions gather every input at the root and combine them there in rank
+ * order, as the blocking ones do; Iallreduce then sends the result from rank
+ * 0 to every rank.
+ *
+ * May call: core, and PMPI. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "thread_internal.h"
+
+/* Tags of non-blocking collectives: below the blocking ones' (THREAD_TAG_*),
+ * one per call, reused after 2^20 calls. */
+#define NBC_TAG_BASE (-(1 << 24))
+#define NBC_TAGS (1u << 20)
+
+typedef struct thread_nbc thread_nbc;
+/* Posts the next round (true), or ends the schedule (false). */
+typedef bool (*nbc_step)(thread_nbc *x);
+
+struct thread_nbc {
+    thread_req user; /* first: the host's free function frees the whole */
+    thread_comm *tc;
+    int self, rank, size, root, tag, round;
+    _Atomic int pending; /* the round's steps not done, plus one while posting */
+    thread_req *steps;
+    int nsteps, error;
+    nbc_step step;
+    /* the call's arguments */
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    thread_layout sl, rl;
+    bool in_place, all; /* all: Iallreduce */
+    /* inputs gathered at a reduction's root, or an in-place alltoall's copy */
+    void *tmp_base;
+    char *tmp;
+    size_t tmp_stride;
+};
+
+/* Room for the round's messages. */
+static void round_of(thread_nbc *x, int most)
+{
+    x->steps = calloc((size_t)most, sizeof *x->steps);
+    if (!x->steps)
+        core_fatal("out of memory for a collective's %d messages", most);
+}
+
+static void post(thread_nbc *x, bool send, const void *buf, MPI_Count count, MPI_Datatype type, int peer)
+{
+    thread_req *req = &x->steps[x->nsteps++];
+    req->nbc = x;
+    atomic_fetch_add_explicit(&x->pending, 1, memory_order_relaxed);
+    int rc = send ? thread_coll_send(x->tc, x->self, buf, (int)count, type, peer, x->tag, req)
+                  : thread_coll_recv(x->tc, x->self, (void *)buf, (int)count, type, peer, x->tag, req);
+    if (rc != MPI_SUCCESS) {
+        /* Never started, never done: the hold of posting keeps pending above 0. */
+        atomic_fetch_sub_explicit(&x->pending, 1, memory_order_relaxed);
+        if (!x->error)
+            x->error = rc;
+    }
+}
+
+static void end(thread_nbc *x)
+{
+    free(x->tmp_base);
+    x->tmp_base = NULL;
+    x->user.error = x->error;
+    thread_req_finish(&x->user);
+}
+
+/* Runs the schedule from a finished round: by the call itself, then by
+ * whichever thread completes a round's last step. */
+static void advance(thread_nbc *x)
+{
+    for (;;) {
+        for (int i = 0; i < x->nsteps; i++)
+            if (x->steps[i].is_recv && x->steps[i].error && !x->error)
+                x->error = x->steps[i].error;
+        free(x->steps);
+        x->steps = NULL;
+        x->nsteps = 0;
+        atomic_store_explicit(&x->pending, 1, memory_order_relaxed);
+        if (x->error || !x->step(x)) {
+            end(x);
+            return;
+        }
+        x->round++;
+        if (atomic_fetch_sub_explicit(&x->pending, 1, memory_order_acq_rel) != 1)
+            return; /* the round's last step runs it on */
+    }
+}
+
+void thread_nbc_step_done(thread_nbc *x)
+{
+    if (atomic_fetch_sub_explicit(&x->pending, 1, memory_order_acq_rel) == 1)
+        advance(x);
+}
+
+/* Dissemination: in round k every rank signals rank + 2^k and hears from
+ * rank - 2^k. */
+static bool barrier_step(thread_nbc *x)
+{
+    if (x->round >= 31 || (1 << x->round) >= x->size)
+        return false;
+    int distance = 1 << x->round;
+    round_of(x, 2);
+    post(x, false, NULL, 0, MPI_BYTE, (x->rank - distance + x->size) % x->size);
+    post(x, true, NULL, 0, MPI_BYTE, (x->rank + distance) % x->size);
+    return true;
+}
+
+static bool bcast_step(thread_nbc *x)
+{
+    if (x->round > 0)
+        return false;
+    if (x->rank != x->root) {
+        round_of(x, 1);
+        post(x, false, x->rbuf, x->rcount, x->rtype, x->root);
+        return true;
+    }
+    round_of(x, x->size);
+    for (int r = 0; r < x->size; r++)
+        if (r != x->root)
+            post(x, true, x->rbuf, x->rcount, x->rtype, r);
+    return true;
+}
+
+static char *block(void *buf, MPI_Count count, const thread_layout *l, int r)
+{
+    return (char *)buf + (MPI_Aint)r * count * l->extent;
+}
+
+static bool gather_step(thread_nbc *x)
+{
+    if (x->round > 0)
+        return false;
+    bool root = x->rank == x->root;
+    round_of(x, root ? x->size + 1 : 1);
+    for (int r = 0; root && r < x->size; r++)
+        if (!(x->in_place && r == x->root))
+            post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+    if (!(root && x->in_place))
+        post(x, true, x->sbuf, x->scount, x->stype, x->root);
+    return true;
+}
+
+static bool scatter_step(thread_nbc *x)
+{
+    if (x->round > 0)
+        return false;
+    bool root = x->rank == x->root;
+    round_of(x, root ? x->size + 1 : 1);
+    if (!(root && x->in_place))
+        post(x, false, x->rbuf, x->rcount, x->rtype, x->root);
+    for (int r = 0; root && r < x->size; r++)
+        if (!(x->in_place && r == x->root))
+            post(x, true, block((void *)x->sbuf, x->scount, &x->sl, r), x->scount, x->stype, r);
+    return true;
+}
+
+static bool allgather_step(thread_nbc *x)
+{
+    if (x->round > 0)
+        return false;
+    round_of(x, 2 * x->size);
+    for (int r = 0; r < x->size; r++)
+        if (!(x->in_place && r == x->rank))
+            post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+    for (int r = 0; r < x->size; r++) {
+        if (x->in_place && r != x->rank)
+            post(x, true, block(x->rbuf, x->rcount, &x->rl, x->rank), x->rcount, x->rtype, r);
+        else if (!x->in_place)
+            post(x, true, x->sbuf, x->scount, x->stype, r);
+    }
+    return true;
+}
+
+static bool alltoall_step(thread_nbc *x)
+{
+    if (x->round > 0)
+        return false;
+    round_of(x, 2 * x->size);
+    for (int r = 0; r < x->size; r++)
+        post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+    for (int r = 0; r < x->size; r++)
+        post(x, true, block((void *)x->sbuf, x->scount, &x->sl, r), x->scount, x->stype, r);
+    return true;
+}
+
+/* Rank r's input at a reduction's root. */
+static const char *input_of(const thread_nbc *x, int r)
+{
+    if (r == x->root && !x->in_place)
+        return x->sbuf;
+    return x->tmp + (size_t)r * x->tmp_stride - x->rl.lb;
+}
+
+/* Round 0: every input to the root; round 1: the root combines them in rank
+ * order, x[0] op (x[1] op ... x[n-1]), and for Iallreduce sends the result
+ * to every rank, which receives it. */
+static bool reduce_step(thread_nbc *x)
+{
+    bool root = x->rank == x->root;
+    if (x->round == 0) {
+        round_of(x, x->size);
+        if (!root)
+            post(x, true, x->in_place ? x->rbuf : x->sbuf, x->rcount, x->rtype, x->root);
+        for (int r = 0; root && r < x->size; r++)
+            if (r != x->root)
+                post(x, false, (void *)input_of(x, r), x->rcount, x->rtype, r);
+        return true;
+    }
+    if (x->round > 1)
+        return false;
+    if (!root) {
+        if (!x->all)
+            return false;
+        round_of(x, 1);
+        post(x, false, x->rbuf, x->rcount, x->rtype, x->root);
+        return true;
+    }
+    int rc = thread_copy_typed(x->rbuf, input_of(x, x->size - 1), x->rcount, x->rtype, &x->rl);
+    for (int t = x->size - 2; t >= 0 && rc == MPI_SUCCESS; t--)
+        rc = PMPI_Reduce_local(input_of(x, t), x->rbuf, (int)x->rcount, x->rtype, x->op);
+    if (rc != MPI_SUCCESS)
+        x->error = rc;
+    if (!x->all || rc != MPI_SUCCESS)
+        return false;
+    round_of(x, x->size);
+    for (int r = 0; r < x->size; r++)
+        if (r != x->root)
+            post(x, true, x->rbuf, x->rcount, x->rtype, r);
+    return true;
+}
+
+/* A new call on comm by this thread: its place, its tag; NULL and the error
+ * in *rc where comm is not a started thread communicator. */
+static thread_nbc *open_call(MPI_Comm comm, nbc_step step, int *rc)
+{
+    thread_comm *tc = thread_comm_find(comm);
+    int self = tc ? thread_self(tc) : -1;
+    if (self < 0) {
+        *rc = tc ? thread_error(tc, MPI_ERR_COMM, "a collective by a thread that has not started it") : MPI_ERR_COMM;
+        return NULL;
+    }
+    thread_nbc *x = calloc(1, sizeof *x);
+    if (!x) {
+        *rc = thread_error(tc, MPI_ERR_NO_MEM, "no memory for a non-blocking collective");
+        return NULL;
+    }
+    x->user.tc = tc;
+    x->tc = tc;
+    x->self = self;
+    x->rank = tc->offset[tc->my_proc] + self;
+    x->size = tc->size;
+    x->tag = NBC_TAG_BASE - (int)(tc->nbc_started[self]++ % NBC_TAGS);
+    x->step = step;
+    x->root = -1;
+    *rc = MPI_SUCCESS;
+    return x;
+}
+
+/* Checks a count and datatype, and takes the type's layout. */
+static int check(MPI_Count count, MPI_Datatype type, thread_layout *l)
+{
+    if (count < 0 || count > INT_MAX)
+        return MPI_ERR_COUNT;
+    return thread_layout_of(type, l) ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
+
+/* Hands the request out and posts the first round; or reports rc. */
+static int start(thread_nbc *x, int rc, const char *name, MPI_Request *request)
+{
+    if (rc == MPI_SUCCESS && x->root != -1 && (x->root < 0 || x->root >= x->size))
+        rc = MPI_ERR_ROOT;
+    if (rc == MPI_SUCCESS)
+        rc = thread_req_hand_out(&x->user, request);
+    if (rc != MPI_SUCCESS) {
+        thread_comm *tc = x->tc;
+        free(x->tmp_base);
+        free(x);
+        return thread_error(tc, rc, name);
+    }
+    advance(x);
+    return MPI_SUCCESS;
+}
+
+int thread_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    int rc;
+    thread_nbc *x = open_call(comm, barrier_step, &rc);
+    return x ? start(x, MPI_SUCCESS, "MPI_Ibarrier", request) : rc;
+}
+
+int thread_MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int rc;
+    thread_nbc *x = open_call(comm, bcast_step, &rc);
+    if (!x)
+        return rc;
+    x->rbuf = buf;
+    x->rcount = count;
+    x->rtype = type;
+    x->root = root;
+    return start(x, check(count, type, &x->rl), "MPI_Ibcast", request);
+}
+
+static int reduction(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, bool all,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    int rc;
+    thread_nbc *x = open_call(comm, reduce_step, &rc);
+    if (!x)
+        return rc;
+    const char *name = all ? "MPI_Iallreduce" : "MPI_Ireduce";
+    x->root = root;
+    x->all = all;
+    x->rbuf = rbuf;
+    x->rcount = count;
+    x->rtype = type;
+    x->op = op;
+    rc = check(count, type, &x->rl);
+    if (rc == MPI_SUCCESS && op == MPI_OP_NULL)
+        rc = MPI_ERR_OP;
+    x->in_place = sbuf == MPI_IN_PLACE && (all || x->rank == root);
+    x->sbuf = sbuf;
+    if (rc == MPI_SUCCESS && x->rank == root && root >= 0 && root < x->size) {
+        /* The inputs, gathered; an in-place root's own copied in now, since
+         * the result overwrites it. */
+        x->tmp_stride = thread_span(&x->rl, (size_t)count);
+        x->tmp_base = malloc((size_t)x->size * x->tmp_stride + 1);
+        x->tmp = x->tmp_base;
+        if (!x->tmp_base)
+            rc = MPI_ERR_NO_MEM;
+        else if (x->in_place)
+            rc = thread_copy_typed((char *)input_of(x, root), rbuf, count, type, &x->rl);
+    }
+    return start(x, rc, name, request);
+}
+
+int thread_MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    return reduction(sbuf, rbuf, count, type, op, root, false, comm, request);
+}
+
+int thread_MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return reduction(sbuf, rbuf, count, type, op, 0, true, comm, request);
+}
+
+/* The block collectives: a send and a receive side, either of which a root
+ * or MPI_IN_PLACE may leave out. */
+static int blocks(nbc_step step, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request, const char *name)
+{
+    int rc;
+    thread_nbc *x = open_call(comm, step, &rc);
+    if (!x)
+        return rc;
+    bool is_root = x->rank == root;
+    x->root = root;
+    x->sbuf = sbuf;
+    x->scount = scount;
+    x->stype = stype;
+    x->rbuf = rbuf;
+    x->rcount = rcount;
+    x->rtype = rtype;
+    /* MPI_IN_PLACE: the root's send buffer in a gather, its receive buffer
+     * in a scatter; the send buffer of allgather and alltoall. */
+    bool sends = step != scatter_step || is_root, receives = step != gather_step || is_root;
+    x->in_place = (step == scatter_step ? rbuf : sbuf) == MPI_IN_PLACE && (root < 0 || is_root);
+    if (x->in_place && step == scatter_step)
+        receives = false;
+    else if (x->in_place)
+        sends = false;
+    rc = MPI_SUCCESS;
+    if (receives)
+        rc = check(rcount, rtype, &x->rl);
+    if (rc == MPI_SUCCESS && sends)
+        rc = check(scount, stype, &x->sl);
+    if (rc == MPI_SUCCESS && x->in_place && step == alltoall_step) {
+        /* Every block is sent from a copy of what the receive buffer holds. */
+        x->tmp = thread_alloc_elements(&x->rl, (MPI_Count)x->size * rcount, &x->tmp_base);
+        if (!x->tmp)
+            rc = MPI_ERR_NO_MEM;
+        else
+            rc = thread_copy_typed(x->tmp, rbuf, (MPI_Count)x->size * rcount, rtype, &x->rl);
+        x->sbuf = x->tmp;
+        x->scount = rcount;
+        x->stype = rtype;
+        x->sl = x->rl;
+        x->in_place = false;
+    }
+    return start(x, rc, name, request);
+}
+
+int thread_MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int root, MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(gather_step, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request, "MPI_Igather");
+}
+
+int thread_MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(scatter_step, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request, "MPI_Iscatter");
+}
+
+int thread_MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(allgather_step, sbuf, scount, stype, rbuf, rcount, rtype, -1, comm, request, "MPI_Iallgather");
+}
+
+int thread_MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(alltoall_step, sbuf, scount, stype, rbuf, rcount, rtype, -1, comm, request, "MPI_Ialltoall");
+}
