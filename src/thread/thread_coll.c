@@ -530,6 +530,7 @@ static int post(exchange *x, bool send, const void *buf, MPI_Count count, MPI_Da
     if (count < 0 || count > INT_MAX)
         return MPI_ERR_COUNT;
     thread_req *req = &x->reqs[x->n++];
+    *req = (thread_req){0}; /* a slot may be reused: a done one would not wait */
     return send ? thread_coll_send(x->c.tc, x->c.self, buf, (int)count, type, peer, tag, req)
                 : thread_coll_recv(x->c.tc, x->c.self, (void *)buf, (int)count, type, peer, tag, req);
 }
