@@ -9,9 +9,12 @@
  * remote senders alike.
  *
  * Between threads of one process the receiver copies straight from the
- * sender's buffer (one copy; a message up to THREAD_EAGER_BYTES, or of a
- * datatype that is not dense, is copied aside first so that MPI_Send returns
- * at once, as programs that send before they receive expect). Between
+ * sender's buffer (one copy). Where the receive is not posted yet, a message
+ * shorter than SHOAL_THREAD_HANDOFF_BYTES, or of a datatype that is not
+ * dense, is copied aside so that MPI_Send returns at once, as programs that
+ * send before they receive expect; a longer one is handed over by address,
+ * its sender waiting until the receiver has copied it (MPIActor's
+ * pass-by-address). Between
  * processes a message is one host message on a private duplicate of the
  * parent (a header, then the packed data), sent with PMPI_Isend and taken
  * off the host by whichever thread waits (thread_progress, one at a time so
@@ -28,8 +31,6 @@
 
 #include "thread_internal.h"
 
-/* Local messages up to this many bytes are copied aside at the send. */
-#define THREAD_EAGER_BYTES 4096
 /* Host tags on the wire communicator. */
 enum { WIRE_DATA = 1, WIRE_ACK = 2 };
 /* Header flags. */
@@ -254,7 +255,8 @@ static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void 
     thread_mailbox *box = &tc->box[dest_index];
     pthread_mutex_lock(&box->lock);
     thread_req *match = take_posted(box, m.source, m.tag);
-    bool by_address = l->dense && (match || (m.bytes > THREAD_EAGER_BYTES && mode != THREAD_SEND_BUFFERED));
+    bool by_address =
+        l->dense && (match || (m.bytes >= core_config_get()->thread_handoff && mode != THREAD_SEND_BUFFERED));
     if (match)
         pthread_mutex_unlock(&box->lock);
     int rc = MPI_SUCCESS;
