@@ -199,6 +199,42 @@ int MPI_Cancel(MPI_Request *request)
     return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
 }
 
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_idup(tc, newcomm, request) : PMPI_Comm_idup(comm, newcomm, request);
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_mprobe(tc, source, tag, message, status) : PMPI_Mprobe(source, tag, comm, message, status);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_improbe(tc, source, tag, flag, message, status)
+              : PMPI_Improbe(source, tag, comm, flag, message, status);
+}
+
+/* A matched message is recognised by its handle: these have no communicator. */
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    int rc;
+    if (thread_messages_pending() && thread_mrecv(buf, count, type, message, status, &rc))
+        return rc;
+    return PMPI_Mrecv(buf, count, type, message, status);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+    int rc;
+    if (thread_messages_pending() && thread_imrecv(buf, count, type, message, request, &rc))
+        return rc;
+    return PMPI_Imrecv(buf, count, type, message, request);
+}
+
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     thread_comm *tc = thread_owns(comm);
@@ -231,11 +267,6 @@ REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (c
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
 /* The window constructors: in shim_bindings.c, which counts windows. */
-REFUSED(MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request), (comm, newcomm, request))
-REFUSED(MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
-        (source, tag, comm, message, status))
-REFUSED(MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
-        (source, tag, comm, flag, message, status))
 REFUSED(MPI_Send_init,
         (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request),
         (buf, count, type, dest, tag, comm, request))

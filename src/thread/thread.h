@@ -54,6 +54,9 @@ int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
 int thread_comm_split(thread_comm *tc, int colour, int key, MPI_Comm *newcomm);
 int thread_comm_split_type(thread_comm *tc, int type, int key, MPI_Comm *newcomm);
+/* MPI_Comm_idup: a dup, blocking until every thread of tc calls it, and a
+ * request complete already. */
+int thread_comm_idup(thread_comm *tc, MPI_Comm *newcomm, MPI_Request *request);
 /* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
  * through its error handler, and a warning (once per process). */
 int thread_refuse(thread_comm *tc, const char *call);
@@ -78,6 +81,21 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status);
 int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status);
 int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status);
+
+/* Matched probes: a message MPI_Improbe or MPI_Mprobe took stays aside,
+ * under a handle of its own, until MPI_Mrecv or MPI_Imrecv receives it
+ * (those return false, having done nothing, for a host message). */
+extern _Atomic int thread_messages_live;
+static inline bool thread_messages_pending(void)
+{
+    return atomic_load_explicit(&thread_messages_live, memory_order_relaxed) != 0;
+}
+int thread_improbe(thread_comm *tc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+int thread_mprobe(thread_comm *tc, int source, int tag, MPI_Message *message, MPI_Status *status);
+bool thread_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status, int *rc);
+bool thread_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request, int *rc);
+/* A request of tc that is complete already. */
+int thread_request_done(thread_comm *tc, MPI_Request *request);
 
 /* The wait family over arrays that may mix the host's requests and thread
  * communicators' (generalized requests of the host, completed here). */

@@ -645,6 +645,12 @@ int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
     return derive(tc, DERIVE_DUP, 0, rank, newcomm, "MPI_Comm_dup by a thread that has not started the communicator");
 }
 
+int thread_comm_idup(thread_comm *tc, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int rc = thread_comm_dup(tc, newcomm);
+    return rc != MPI_SUCCESS ? rc : thread_request_done(tc, request);
+}
+
 int thread_comm_split(thread_comm *tc, int colour, int key, MPI_Comm *newcomm)
 {
     return derive(tc, DERIVE_SPLIT, colour, key, newcomm,

@@ -219,6 +219,22 @@ static thread_req *take_posted(thread_mailbox *box, int source, int tag)
     return req;
 }
 
+/* The first message in box's unexpected queue that a receive of source and
+ * tag takes, unlinked; NULL if none. The caller holds box->lock. */
+static thread_msg *take_unexpected(thread_mailbox *box, int source, int tag)
+{
+    thread_msg **at = &box->unexpected;
+    while (*at && !matches(source, tag, (*at)->source, (*at)->tag))
+        at = &(*at)->next;
+    thread_msg *m = *at;
+    if (m) {
+        *at = m->next;
+        if (!*at)
+            box->unexpected_tail = at;
+    }
+    return m;
+}
+
 /* Appends m to box's unexpected queue. The caller holds box->lock. */
 static void queue_unexpected(thread_mailbox *box, thread_msg *m)
 {
@@ -437,14 +453,8 @@ static int recv_start(thread_comm *tc, int self, void *buf, int count, MPI_Datat
     thread_mailbox *box = &tc->box[self];
     req->box = box;
     pthread_mutex_lock(&box->lock);
-    thread_msg **at = &box->unexpected;
-    while (*at && !matches(source, tag, (*at)->source, (*at)->tag))
-        at = &(*at)->next;
-    thread_msg *m = *at;
+    thread_msg *m = take_unexpected(box, source, tag);
     if (m) {
-        *at = m->next;
-        if (!*at)
-            box->unexpected_tail = at;
         pthread_mutex_unlock(&box->lock);
         complete_recv(req, m);
         free(m->owned);
@@ -693,6 +703,171 @@ int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status)
             return rc;
         thread_pause(&spins);
     }
+}
+
+/* Messages MPI_Improbe and MPI_Mprobe matched, taken off their mailbox
+ * until MPI_Mrecv or MPI_Imrecv receives them. Their handles never name a
+ * host message: an address of shoal's where MPI_Message is a pointer, else
+ * an integer whose kind bits (MPICH's top two) no host handle has. */
+typedef struct thread_matched {
+    struct thread_matched *next;
+    MPI_Message handle;
+    thread_comm *tc;
+    thread_msg *m;
+} thread_matched;
+
+_Atomic int thread_messages_live;
+static thread_matched *matched;
+static unsigned matched_serial;
+static pthread_mutex_t matched_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void matched_add(thread_matched *rec)
+{
+    memset(&rec->handle, 0, sizeof rec->handle);
+    pthread_mutex_lock(&matched_mutex);
+    if (sizeof rec->handle >= sizeof(uintptr_t)) {
+        uintptr_t address = (uintptr_t)rec;
+        memcpy(&rec->handle, &address, sizeof address);
+    } else {
+        int serial = 0x00100000 | (int)(matched_serial++ & 0xfffff);
+        memcpy(&rec->handle, &serial, sizeof serial < sizeof rec->handle ? sizeof serial : sizeof rec->handle);
+    }
+    rec->next = matched;
+    matched = rec;
+    atomic_fetch_add(&thread_messages_live, 1);
+    pthread_mutex_unlock(&matched_mutex);
+}
+
+/* The matched message of handle, unlinked; NULL where it is not one. */
+static thread_matched *matched_take(MPI_Message handle)
+{
+    pthread_mutex_lock(&matched_mutex);
+    thread_matched **at = &matched;
+    while (*at && memcmp(&(*at)->handle, &handle, sizeof handle))
+        at = &(*at)->next;
+    thread_matched *rec = *at;
+    if (rec) {
+        *at = rec->next;
+        atomic_fetch_sub(&thread_messages_live, 1);
+    }
+    pthread_mutex_unlock(&matched_mutex);
+    return rec;
+}
+
+int thread_improbe(thread_comm *tc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    int self = started_self(tc, NOT_STARTED);
+    if (self < 0)
+        return MPI_ERR_COMM;
+    if (check_rank(tc, source, true) != MPI_SUCCESS)
+        return thread_error(tc, MPI_ERR_RANK, "a probe's source");
+    if (check_tag(tag, true) != MPI_SUCCESS)
+        return thread_error(tc, MPI_ERR_TAG, "a probe's tag");
+    *flag = 0;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    thread_progress(tc);
+    thread_mailbox *box = &tc->box[self];
+    pthread_mutex_lock(&box->lock);
+    thread_msg *m = take_unexpected(box, source, tag);
+    pthread_mutex_unlock(&box->lock);
+    if (!m)
+        return MPI_SUCCESS;
+    thread_matched *rec = malloc(sizeof *rec);
+    if (!rec)
+        core_fatal("out of memory for a matched message");
+    rec->tc = tc;
+    rec->m = m;
+    matched_add(rec);
+    *flag = 1;
+    *message = rec->handle;
+    status_fill(status, m->source, m->tag, m->bytes, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+int thread_mprobe(thread_comm *tc, int source, int tag, MPI_Message *message, MPI_Status *status)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = thread_improbe(tc, source, tag, &flag, message, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        thread_pause(&spins);
+    }
+}
+
+/* Receives a matched message into req (zeroed but for tc): done at once. */
+static int receive_matched(thread_matched *rec, void *buf, int count, MPI_Datatype type, thread_req *req)
+{
+    thread_msg *m = rec->m;
+    req->tc = rec->tc;
+    req->is_recv = true;
+    free(rec);
+    int rc = count < 0 ? MPI_ERR_COUNT : thread_layout_of(type, &req->layout) ? MPI_SUCCESS : MPI_ERR_TYPE;
+    req->buf = buf;
+    req->count = rc == MPI_SUCCESS ? count : 0;
+    req->type = type;
+    if (rc != MPI_SUCCESS)
+        req->layout = (thread_layout){.size = 1, .extent = 1, .true_extent = 1, .dense = true};
+    /* Taken even where the arguments are wrong: its sender must not wait on. */
+    complete_recv(req, m);
+    free(m->owned);
+    free(m);
+    if (rc != MPI_SUCCESS)
+        req->error = rc;
+    return req->error;
+}
+
+bool thread_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status, int *rc)
+{
+    thread_matched *rec = matched_take(*message);
+    if (!rec)
+        return false;
+    thread_req req = {0};
+    *rc = receive_matched(rec, buf, count, type, &req);
+    *message = MPI_MESSAGE_NULL;
+    status_fill(status, req.got_source, req.got_tag, req.got_bytes, req.error);
+    if (*rc != MPI_SUCCESS)
+        *rc = thread_error(req.tc, *rc, "MPI_Mrecv");
+    return true;
+}
+
+bool thread_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request, int *rc)
+{
+    thread_matched *rec = matched_take(*message);
+    if (!rec)
+        return false;
+    thread_req *req = calloc(1, sizeof *req);
+    if (!req)
+        core_fatal("out of memory for a request");
+    receive_matched(rec, buf, count, type, req); /* its error comes with the request */
+    *message = MPI_MESSAGE_NULL;
+    *rc = thread_req_hand_out(req, request);
+    if (*rc != MPI_SUCCESS) {
+        thread_comm *tc = req->tc;
+        free(req);
+        *rc = thread_error(tc, *rc, "no request from the host");
+    }
+    return true;
+}
+
+int thread_request_done(thread_comm *tc, MPI_Request *request)
+{
+    thread_req *req = calloc(1, sizeof *req);
+    if (!req)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
+    req->tc = tc;
+    finish(req);
+    int rc = thread_req_hand_out(req, request);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return thread_error(tc, rc, "no request from the host");
+    }
+    return MPI_SUCCESS;
 }
 
 /* The wait family. Each pass moves every thread request of the array that

@@ -503,6 +503,115 @@ static void nonblocking(int rank, int size)
     }
 }
 
+/* Matched probes: each rank sends two messages to its right; the receiver
+ * takes the second (by tag) first through MPI_Mprobe and MPI_Mrecv, then the
+ * first through MPI_Improbe and MPI_Imrecv. */
+static void matched_probes(int rank, int size)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, out[2][16], in[16];
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < 16; i++)
+            out[m][i] = value(rank, i, 61 + m);
+    MPI_Request sends[2];
+    MPI_Isend(out[0], 5 + rank % 7, MPI_INT, right, 61, tcomm, &sends[0]);
+    MPI_Isend(out[1], 3, MPI_INT, right, 62, tcomm, &sends[1]);
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    MPI_Mprobe(MPI_ANY_SOURCE, 62, tcomm, &message, &st);
+    int got = -1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    EXPECT(st.MPI_SOURCE == left && st.MPI_TAG == 62 && got == 3, "Mprobe: source %d tag %d count %d", st.MPI_SOURCE,
+           st.MPI_TAG, got);
+    MPI_Mrecv(in, 3, MPI_INT, &message, &st);
+    EXPECT(message == MPI_MESSAGE_NULL && st.MPI_SOURCE == left, "Mrecv: handle left or source %d", st.MPI_SOURCE);
+    for (int i = 0; i < 3; i++)
+        EXPECT(in[i] == value(left, i, 62), "Mrecv [%d]=%d", i, in[i]);
+    int flag = 0;
+    while (!flag)
+        MPI_Improbe(left, MPI_ANY_TAG, tcomm, &flag, &message, &st);
+    MPI_Get_count(&st, MPI_INT, &got);
+    EXPECT(st.MPI_TAG == 61 && got == 5 + left % 7, "Improbe: tag %d count %d", st.MPI_TAG, got);
+    MPI_Request req;
+    MPI_Imrecv(in, 16, MPI_INT, &message, &req);
+    MPI_Wait(&req, &st);
+    MPI_Get_count(&st, MPI_INT, &got);
+    EXPECT(st.MPI_SOURCE == left && got == 5 + left % 7, "Imrecv: source %d count %d", st.MPI_SOURCE, got);
+    for (int i = 0; i < got && i < 16; i++)
+        EXPECT(in[i] == value(left, i, 61), "Imrecv [%d]=%d", i, in[i]);
+    MPI_Status send_statuses[2];
+    MPI_Waitall(2, sends, send_statuses);
+    MPI_Improbe(MPI_PROC_NULL, 0, tcomm, &flag, &message, &st);
+    EXPECT(flag && message == MPI_MESSAGE_NO_PROC, "Improbe of MPI_PROC_NULL");
+}
+
+/* The wait family over arrays mixing a host request (a receive on
+ * MPI_COMM_SELF) with thread requests: Waitany, Testsome, Testany, Testall
+ * each return every request once, with its own status. */
+static void mixed_requests(int rank, int size)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int form = 0; form < 4; form++) {
+        int from_self = -1, from_left = -1, mine = value(rank, form, 64), to_self = value(rank, form, 65);
+        MPI_Request reqs[3];
+        MPI_Irecv(&from_self, 1, MPI_INT, 0, 1000 + rank, MPI_COMM_SELF, &reqs[0]);
+        MPI_Irecv(&from_left, 1, MPI_INT, left, 64, tcomm, &reqs[1]);
+        MPI_Isend(&mine, 1, MPI_INT, right, 64, tcomm, &reqs[2]);
+        MPI_Send(&to_self, 1, MPI_INT, 0, 1000 + rank, MPI_COMM_SELF);
+        int seen[3] = {0, 0, 0}, done = 0;
+        MPI_Status sts[3];
+        while (done < 3) {
+            int index = MPI_UNDEFINED, flag = 0, count = 0, indices[3];
+            if (form == 0) {
+                MPI_Waitany(3, reqs, &index, &sts[0]);
+                indices[0] = index, count = index == MPI_UNDEFINED ? 0 : 1;
+            } else if (form == 1) {
+                MPI_Testsome(3, reqs, &count, indices, sts);
+                count = count == MPI_UNDEFINED ? 0 : count;
+            } else if (form == 2) {
+                MPI_Testany(3, reqs, &index, &flag, &sts[0]);
+                indices[0] = index, count = flag && index != MPI_UNDEFINED ? 1 : 0;
+            } else {
+                MPI_Testall(3, reqs, &flag, sts);
+                for (int i = 0; flag && i < 3; i++)
+                    indices[i] = i;
+                count = flag ? 3 : 0;
+            }
+            for (int k = 0; k < count; k++) {
+                int i = indices[k];
+                EXPECT(i >= 0 && i < 3 && !seen[i], "form %d: request %d returned twice or out of range", form, i);
+                if (i < 0 || i >= 3)
+                    continue;
+                seen[i] = 1;
+                done++;
+                if (i == 1)
+                    EXPECT(sts[k].MPI_SOURCE == left && sts[k].MPI_TAG == 64, "form %d: thread status %d %d", form,
+                           sts[k].MPI_SOURCE, sts[k].MPI_TAG);
+                if (i == 0)
+                    EXPECT(sts[k].MPI_SOURCE == 0 && sts[k].MPI_TAG == 1000 + rank, "form %d: host status %d %d", form,
+                           sts[k].MPI_SOURCE, sts[k].MPI_TAG);
+            }
+        }
+        EXPECT(from_self == to_self && from_left == value(left, form, 64), "form %d: got %d and %d", form, from_self,
+               from_left);
+        EXPECT(reqs[0] == MPI_REQUEST_NULL && reqs[1] == MPI_REQUEST_NULL && reqs[2] == MPI_REQUEST_NULL,
+               "form %d: a request left", form);
+    }
+}
+
+/* MPI_Comm_idup: a duplicate, and a request complete once every rank has
+ * called it. */
+static void idup(int rank, int size)
+{
+    MPI_Comm dup;
+    MPI_Request req;
+    MPI_Comm_idup(tcomm, &dup, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    int sum = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup);
+    EXPECT(sum == size * (size - 1) / 2, "idup's allreduce %d", sum);
+    MPI_Comm_free(&dup);
+}
+
 /* A receive posted before a collective completes a synchronous send that
  * its sender makes before the same collective: the receiver, waiting in the
  * collective, still takes the message (pairs 2k, 2k+1, across processes
@@ -767,6 +876,9 @@ static void *thread_main(void *arg)
     duplicate(rank, size);
     derived(rank, size);
     nonblocking(rank, size);
+    matched_probes(rank, size);
+    mixed_requests(rank, size);
+    idup(rank, size);
     dup_attributes_and_names(rank);
     ssend_across_collective(rank, size);
     attributes(rank);
