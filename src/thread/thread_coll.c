@@ -138,9 +138,14 @@ int thread_MPI_Barrier(MPI_Comm comm)
     return rc;
 }
 
-/* Short collectives within one process meet once: each thread stages its
- * input (its own stage, once the readers of its last use are done), they
- * meet, and each reads what it needs from the others' stages. */
+/* Short collectives within one process never meet: each thread that has
+ * input stages it (its own stage, once the readers of its last use are
+ * done) and marks it ready for this call, and each thread that needs a
+ * result waits for the stages it reads, and only those. So a bcast's root
+ * and a reduce's other ranks return at once, as process ranks do, and
+ * nobody waits on a counter every thread writes. */
+static unsigned stage_call(thread_comm *tc, int self) { return ++tc->stage[self].calls; }
+
 static char *stage_claim(thread_comm *tc, int self, int readers)
 {
     thread_stage *st = &tc->stage[self];
@@ -148,7 +153,22 @@ static char *stage_claim(thread_comm *tc, int self, int readers)
     while (atomic_load_explicit(&st->reads, memory_order_acquire) < st->expect)
         thread_pause(&spins);
     st->expect = readers;
-    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* the meeting publishes it */
+    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* stage_publish publishes it */
+    return st->bytes;
+}
+
+static void stage_publish(thread_comm *tc, int self, unsigned number)
+{
+    atomic_store_explicit(&tc->stage[self].ready, number, memory_order_release);
+}
+
+/* owner's stage, once it is ready for this call. */
+static const char *stage_wait(thread_comm *tc, int owner, unsigned number)
+{
+    thread_stage *st = &tc->stage[owner];
+    unsigned spins = 0;
+    while (atomic_load_explicit(&st->ready, memory_order_acquire) != number)
+        thread_pause(&spins);
     return st->bytes;
 }
 
@@ -174,11 +194,12 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
     size_t bytes = (size_t)count * l.size;
     if (!c.spread && bytes <= THREAD_STAGE_BYTES) {
         /* Short, within one process: the root stages the message and goes. */
-        if (c.self == root_self)
+        unsigned number = stage_call(tc, c.self);
+        if (c.self == root_self) {
             rc = thread_pack(buf, (size_t)count, type, &l, stage_claim(tc, root_self, tc->nthreads - 1));
-        meet(&c);
-        if (c.self != root_self) {
-            rc = thread_unpack(tc->stage[root_self].bytes, bytes, buf, type, &l);
+            stage_publish(tc, root_self, number);
+        } else {
+            rc = thread_unpack(stage_wait(tc, root_self, number), bytes, buf, type, &l);
             stage_read(tc, root_self);
         }
         return rc == MPI_SUCCESS ? rc : fail(&c, rc, "MPI_Bcast");
@@ -230,15 +251,16 @@ static int reduce_short(call *c, const void *sbuf, void *rbuf, MPI_Count count, 
     thread_comm *tc = c->tc;
     int n = tc->nthreads;
     size_t span = thread_span(l, (size_t)count);
+    unsigned number = stage_call(tc, c->self);
     char *mine = stage_claim(tc, c->self, root < 0 ? n : 1);
     memcpy(mine, (const char *)sbuf + l->lb, span);
-    meet(c);
+    stage_publish(tc, c->self, number);
     if (root >= 0 && root != c->rank)
         return MPI_SUCCESS;
     int rc = MPI_SUCCESS;
-    memcpy((char *)rbuf + l->lb, tc->stage[n - 1].bytes, span);
+    memcpy((char *)rbuf + l->lb, stage_wait(tc, n - 1, number), span);
     for (int t = n - 2; t >= 0 && rc == MPI_SUCCESS; t--)
-        rc = PMPI_Reduce_local(tc->stage[t].bytes - l->lb, rbuf, (int)count, type, op);
+        rc = PMPI_Reduce_local(stage_wait(tc, t, number) - l->lb, rbuf, (int)count, type, op);
     for (int t = 0; t < n; t++)
         stage_read(tc, t);
     return rc;

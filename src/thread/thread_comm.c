@@ -98,7 +98,7 @@ static void choose_spin(int threads)
 {
     cpu_set_t mask;
     int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : core_cpu_count();
-    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 16u, memory_order_relaxed);
+    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 0u, memory_order_relaxed);
 }
 
 int thread_refuse(thread_comm *tc, const char *call)

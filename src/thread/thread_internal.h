@@ -40,12 +40,16 @@ typedef struct thread_slot {
 } thread_slot;
 
 /* A thread's staging area for short collectives within one process: it
- * copies its input here and goes on; `expect` threads read it, each adding
+ * copies its input here, marks it `ready` with the number of the call it is
+ * for (`calls`: the short collectives this thread has made, alike in every
+ * thread of the process) and goes on; `expect` threads read it, each adding
  * to `reads`, and the owner waits for them before writing it again. */
 #define THREAD_STAGE_BYTES 4096
 typedef struct thread_stage {
     _Alignas(64) _Atomic int reads;
-    int expect;
+    _Atomic unsigned ready;
+    int expect;     /* the owner's */
+    unsigned calls; /* the owner's */
     char bytes[THREAD_STAGE_BYTES];
 } thread_stage;
 
