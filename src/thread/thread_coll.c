@@ -334,21 +334,49 @@ static int check_blocks(call *c, MPI_Count count, MPI_Datatype type, thread_layo
     return MPI_SUCCESS;
 }
 
+/* How a block collective's blocks flow: to a root (gather, whose root's
+ * send side MPI_IN_PLACE leaves out), from it (scatter, its receive side),
+ * or among all ranks (allgather and alltoall: every send side). */
+typedef enum { TO_ROOT, FROM_ROOT, AMONG_ALL } block_flow;
+
+/* A block collective's entry: comm entered (with its root, unless the
+ * blocks flow among all), each side this rank takes part in checked, and
+ * the bytes of one rank's block, from its receive side where it has one. */
+static int enter_blocks(MPI_Comm comm, call *c, block_flow flow, int root, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, const void *rbuf, MPI_Count rcount, MPI_Datatype rtype, thread_layout *sl,
+                        thread_layout *rl, size_t *block, const char *name)
+{
+    int rc = flow == AMONG_ALL ? enter(comm, c) : enter_rooted(comm, c, root, name);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool is_root = flow != AMONG_ALL && root == c->rank;
+    bool receives = flow == AMONG_ALL || (flow == TO_ROOT ? is_root : !(is_root && rbuf == MPI_IN_PLACE));
+    bool sends = flow == AMONG_ALL   ? sbuf != MPI_IN_PLACE
+                 : flow == FROM_ROOT ? is_root
+                                     : !(is_root && sbuf == MPI_IN_PLACE);
+    size_t send_block = 0;
+    *sl = *rl = (thread_layout){0};
+    *block = 0;
+    if (receives && (rc = check_blocks(c, rcount, rtype, rl, block, name)) != MPI_SUCCESS)
+        return rc;
+    if (sends && (rc = check_blocks(c, scount, stype, sl, &send_block, name)) != MPI_SUCCESS)
+        return rc;
+    if (!receives)
+        *block = send_block;
+    return MPI_SUCCESS;
+}
+
 static int allgather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                      MPI_Count rcount, MPI_Datatype rtype)
 {
     call c;
-    int rc = enter(comm, &c);
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, AMONG_ALL, 0, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Allgather");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if ((rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Allgather")) != MPI_SUCCESS)
-        return rc;
-    if (sbuf != MPI_IN_PLACE &&
-        (rc = check_blocks(&c, scount, stype, &sl, &(size_t){0}, "MPI_Allgather")) != MPI_SUCCESS)
-        return rc;
     if (!process_blocks(tc, block, 1, false))
         return fail(&c, MPI_ERR_COUNT, "MPI_Allgather: more than 2 GiB between processes");
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
@@ -373,18 +401,14 @@ static int gather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatyp
                   MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter_rooted(comm, &c, root, "MPI_Gather's root");
+    thread_layout sl, rl;
+    size_t block;
+    int rc =
+        enter_blocks(comm, &c, TO_ROOT, root, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block, "MPI_Gather");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
     bool is_root = root == c.rank;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if (is_root && (rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Gather")) != MPI_SUCCESS)
-        return rc;
-    if (!(is_root && sbuf == MPI_IN_PLACE) &&
-        (rc = check_blocks(&c, scount, stype, &sl, is_root ? &(size_t){0} : &block, "MPI_Gather")) != MPI_SUCCESS)
-        return rc;
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
     meet_with(&c, sbuf, rbuf);
     char *all = tc->scratch[0];
@@ -416,18 +440,14 @@ static int scatter(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
                    MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter_rooted(comm, &c, root, "MPI_Scatter's root");
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, FROM_ROOT, root, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Scatter");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
     bool is_root = root == c.rank, in_place = is_root && rbuf == MPI_IN_PLACE;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if (is_root && (rc = check_blocks(&c, scount, stype, &sl, &block, "MPI_Scatter")) != MPI_SUCCESS)
-        return rc;
-    if (!in_place &&
-        (rc = check_blocks(&c, rcount, rtype, &rl, is_root ? &(size_t){0} : &block, "MPI_Scatter")) != MPI_SUCCESS)
-        return rc;
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
     meet_with(&c, sbuf, rbuf);
     char *all = tc->scratch[0];
@@ -457,21 +477,18 @@ static int alltoall(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datat
                     MPI_Datatype rtype)
 {
     call c;
-    int rc = enter(comm, &c);
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, AMONG_ALL, 0, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Alltoall");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if ((rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Alltoall")) != MPI_SUCCESS)
-        return rc;
     if (sbuf == MPI_IN_PLACE) {
         sbuf = rbuf;
         scount = rcount;
         stype = rtype;
         sl = rl;
-    } else if ((rc = check_blocks(&c, scount, stype, &sl, &(size_t){0}, "MPI_Alltoall")) != MPI_SUCCESS) {
-        return rc;
     }
     int n = tc->nthreads, size = tc->size;
     size_t total = (size_t)n * (size_t)size * block;

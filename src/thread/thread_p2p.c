@@ -667,15 +667,21 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
     return MPI_SUCCESS;
 }
 
-int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status)
+/* What a probe shares: its checks, MPI_PROC_NULL (a flag, a status and no
+ * message), else the first message in this thread's mailbox that a receive
+ * of source and tag would take: its status and, where `take`, the message,
+ * unlinked. */
+static int probe_mailbox(thread_comm *tc, int source, int tag, bool take, int *flag, MPI_Status *status,
+                         thread_msg **taken)
 {
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
         return MPI_ERR_COMM;
     if (check_rank(tc, source, true) != MPI_SUCCESS)
         return thread_error(tc, MPI_ERR_RANK, "a probe's source");
-    if (tag < 0 && tag != MPI_ANY_TAG)
+    if (check_tag(tag, true) != MPI_SUCCESS)
         return thread_error(tc, MPI_ERR_TAG, "a probe's tag");
+    *taken = NULL;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
@@ -685,13 +691,24 @@ int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *s
     thread_mailbox *box = &tc->box[self];
     pthread_mutex_lock(&box->lock);
     thread_msg *m = box->unexpected;
-    while (m && !matches(source, tag, m->source, m->tag))
-        m = m->next;
+    if (take)
+        m = take_unexpected(box, source, tag);
+    else
+        while (m && !matches(source, tag, m->source, m->tag))
+            m = m->next;
     *flag = m != NULL;
     if (m)
         status_fill(status, m->source, m->tag, m->bytes, MPI_SUCCESS);
     pthread_mutex_unlock(&box->lock);
+    if (take)
+        *taken = m;
     return MPI_SUCCESS;
+}
+
+int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status)
+{
+    thread_msg *unused;
+    return probe_mailbox(tc, source, tag, false, flag, status, &unused);
 }
 
 int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status)
@@ -756,36 +773,21 @@ static thread_matched *matched_take(MPI_Message handle)
 
 int thread_improbe(thread_comm *tc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    int self = started_self(tc, NOT_STARTED);
-    if (self < 0)
-        return MPI_ERR_COMM;
-    if (check_rank(tc, source, true) != MPI_SUCCESS)
-        return thread_error(tc, MPI_ERR_RANK, "a probe's source");
-    if (check_tag(tag, true) != MPI_SUCCESS)
-        return thread_error(tc, MPI_ERR_TAG, "a probe's tag");
-    *flag = 0;
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
+    thread_msg *m;
+    int rc = probe_mailbox(tc, source, tag, true, flag, status, &m);
+    if (rc != MPI_SUCCESS || !*flag)
+        return rc;
+    if (!m) {
         *message = MPI_MESSAGE_NO_PROC;
-        status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
-    thread_progress(tc);
-    thread_mailbox *box = &tc->box[self];
-    pthread_mutex_lock(&box->lock);
-    thread_msg *m = take_unexpected(box, source, tag);
-    pthread_mutex_unlock(&box->lock);
-    if (!m)
-        return MPI_SUCCESS;
     thread_matched *rec = malloc(sizeof *rec);
     if (!rec)
         core_fatal("out of memory for a matched message");
     rec->tc = tc;
     rec->m = m;
     matched_add(rec);
-    *flag = 1;
     *message = rec->handle;
-    status_fill(status, m->source, m->tag, m->bytes, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
 
