@@ -498,6 +498,14 @@ static void nonblocking(int rank, int size)
         for (int r = 0; r < size; r++)
             for (int i = 0; i < n; i++)
                 EXPECT(ag[(size_t)r * n + i] == value(r, i, 57), "in-place Iallgather from %d [%d]", r, i);
+        /* Two outstanding on one communicator, waited for last first. */
+        int first_sum = 0, second_sum = 0, one = rank + 1;
+        MPI_Iallreduce(&one, &first_sum, 1, MPI_INT, MPI_SUM, tcomm, &reqs[0]);
+        MPI_Iallreduce(&rank, &second_sum, 1, MPI_INT, MPI_SUM, tcomm, &reqs[1]);
+        MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+        EXPECT(first_sum == size * (size + 1) / 2 && second_sum == size * (size - 1) / 2,
+               "Iallreduce waited out of order: %d and %d", first_sum, second_sum);
         free(bc), free(g), free(sc), free(ag), free(a2a_in), free(a2a), free(mine), free(sc_src), free(ip);
         free(x), free(sum), free(red);
     }
