@@ -305,32 +305,32 @@ ROUTED(MPI_Ialltoall,
         MPI_Request *request),
        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
 
+ROUTED(MPI_Igatherv,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
+ROUTED(MPI_Iscatterv,
+       (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iallgatherv,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+        MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
+ROUTED(MPI_Ialltoallv,
+       (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf, const int rcounts[],
+        const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
+ROUTED(MPI_Ireduce_scatter_block,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Iscan,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Iexscan,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
 /* The other non-blocking collectives are refused on one. */
-REFUSED(MPI_Igatherv,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
-         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
-REFUSED(MPI_Iscatterv,
-        (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
-         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iallgatherv,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
-         MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
-REFUSED(MPI_Ialltoallv,
-        (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-         const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
-REFUSED(MPI_Ireduce_scatter_block,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
-        (sbuf, rbuf, count, type, op, comm, request))
-REFUSED(MPI_Iscan,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
-        (sbuf, rbuf, count, type, op, comm, request))
-REFUSED(MPI_Iexscan,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
-        (sbuf, rbuf, count, type, op, comm, request))
 REFUSED(MPI_Ireduce_scatter,
         (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
          MPI_Request *request),

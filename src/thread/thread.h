@@ -166,5 +166,20 @@ int thread_MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void
                           MPI_Comm comm, MPI_Request *request);
 int thread_MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                          MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                        const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                           const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                          const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                          MPI_Request *request);
+int thread_MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                     MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request);
+int thread_MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request);
 
 #endif

@@ -1,5 +1,6 @@
 /* thread_nbc: non-blocking collectives on a thread communicator (MPI_Ibarrier,
- * Ibcast, Ireduce, Iallreduce, Igather, Iscatter, Iallgather, Ialltoall).
+ * Ibcast, Ireduce, Iallreduce, Ireduce_scatter_block, Igather(v),
+ * Iscatter(v), Iallgather(v), Ialltoall(v), Iscan, Iexscan).
  *
  * Each is a schedule of rounds of the communicator's own point-to-point
  * messages, on a tag of its own (from the count of non-blocking collectives
@@ -16,7 +17,8 @@
  *
  * Reductions gather every input at the root and combine them there in rank
  * order, as the blocking ones do; Iallreduce then sends the result from rank
- * 0 to every rank.
+ * 0 to every rank, Ireduce_scatter_block each rank its block; scans pass a
+ * prefix along the ranks.
  *
  * May call: core, and PMPI. */
 #include <limits.h>
@@ -47,9 +49,11 @@ struct thread_nbc {
     void *rbuf;
     MPI_Count scount, rcount;
     MPI_Datatype stype, rtype;
+    const int *scounts, *sdispls, *rcounts, *rdispls; /* the v-forms' */
     MPI_Op op;
     thread_layout sl, rl;
     bool in_place, all; /* all: Iallreduce */
+    MPI_Count block;    /* Ireduce_scatter_block: each rank's share of the result */
     /* inputs gathered at a reduction's root, or an in-place alltoall's copy */
     void *tmp_base;
     char *tmp;
@@ -144,11 +148,23 @@ static bool bcast_step(thread_nbc *x)
     return true;
 }
 
-static char *block(void *buf, MPI_Count count, const thread_layout *l, int r)
+/* Rank r's block on the receive side and its count: at the v-forms' counts
+ * and displacements, else equal blocks one after the other. */
+static void post_recv_block(thread_nbc *x, int r, int from)
 {
-    return (char *)buf + (MPI_Aint)r * count * l->extent;
+    MPI_Count count = x->rcounts ? x->rcounts[r] : x->rcount;
+    MPI_Aint at = x->rcounts ? x->rdispls[r] : (MPI_Aint)r * x->rcount;
+    post(x, false, (char *)x->rbuf + at * x->rl.extent, count, x->rtype, from);
 }
 
+static void post_send_block(thread_nbc *x, int r, int to)
+{
+    MPI_Count count = x->scounts ? x->scounts[r] : x->scount;
+    MPI_Aint at = x->scounts ? x->sdispls[r] : (MPI_Aint)r * x->scount;
+    post(x, true, (const char *)x->sbuf + at * x->sl.extent, count, x->stype, to);
+}
+
+/* Gather and gatherv. */
 static bool gather_step(thread_nbc *x)
 {
     if (x->round > 0)
@@ -157,12 +173,13 @@ static bool gather_step(thread_nbc *x)
     round_of(x, root ? x->size + 1 : 1);
     for (int r = 0; root && r < x->size; r++)
         if (!(x->in_place && r == x->root))
-            post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+            post_recv_block(x, r, r);
     if (!(root && x->in_place))
         post(x, true, x->sbuf, x->scount, x->stype, x->root);
     return true;
 }
 
+/* Scatter and scatterv. */
 static bool scatter_step(thread_nbc *x)
 {
     if (x->round > 0)
@@ -173,10 +190,12 @@ static bool scatter_step(thread_nbc *x)
         post(x, false, x->rbuf, x->rcount, x->rtype, x->root);
     for (int r = 0; root && r < x->size; r++)
         if (!(x->in_place && r == x->root))
-            post(x, true, block((void *)x->sbuf, x->scount, &x->sl, r), x->scount, x->stype, r);
+            post_send_block(x, r, r);
     return true;
 }
 
+/* Allgather and allgatherv: in place, a rank sends its block of the receive
+ * buffer. */
 static bool allgather_step(thread_nbc *x)
 {
     if (x->round > 0)
@@ -184,25 +203,28 @@ static bool allgather_step(thread_nbc *x)
     round_of(x, 2 * x->size);
     for (int r = 0; r < x->size; r++)
         if (!(x->in_place && r == x->rank))
-            post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+            post_recv_block(x, r, r);
+    MPI_Count count = x->rcounts ? x->rcounts[x->rank] : x->rcount;
+    MPI_Aint at = x->rcounts ? x->rdispls[x->rank] : (MPI_Aint)x->rank * x->rcount;
     for (int r = 0; r < x->size; r++) {
         if (x->in_place && r != x->rank)
-            post(x, true, block(x->rbuf, x->rcount, &x->rl, x->rank), x->rcount, x->rtype, r);
+            post(x, true, (char *)x->rbuf + at * x->rl.extent, count, x->rtype, r);
         else if (!x->in_place)
             post(x, true, x->sbuf, x->scount, x->stype, r);
     }
     return true;
 }
 
+/* Alltoall and alltoallv. */
 static bool alltoall_step(thread_nbc *x)
 {
     if (x->round > 0)
         return false;
     round_of(x, 2 * x->size);
     for (int r = 0; r < x->size; r++)
-        post(x, false, block(x->rbuf, x->rcount, &x->rl, r), x->rcount, x->rtype, r);
+        post_recv_block(x, r, r);
     for (int r = 0; r < x->size; r++)
-        post(x, true, block((void *)x->sbuf, x->scount, &x->sl, r), x->scount, x->stype, r);
+        post_send_block(x, r, r);
     return true;
 }
 
@@ -216,7 +238,8 @@ static const char *input_of(const thread_nbc *x, int r)
 
 /* Round 0: every input to the root; round 1: the root combines them in rank
  * order, x[0] op (x[1] op ... x[n-1]), and for Iallreduce sends the result
- * to every rank, which receives it. */
+ * to every rank, which receives it; for Ireduce_scatter_block (x->block) it
+ * combines them aside and sends each rank its block. */
 static bool reduce_step(thread_nbc *x)
 {
     bool root = x->rank == x->root;
@@ -232,23 +255,61 @@ static bool reduce_step(thread_nbc *x)
     if (x->round > 1)
         return false;
     if (!root) {
-        if (!x->all)
+        if (!x->all && !x->block)
             return false;
         round_of(x, 1);
-        post(x, false, x->rbuf, x->rcount, x->rtype, x->root);
+        post(x, false, x->rbuf, x->block ? x->block : x->rcount, x->rtype, x->root);
         return true;
     }
-    int rc = thread_copy_typed(x->rbuf, input_of(x, x->size - 1), x->rcount, x->rtype, &x->rl);
+    char *result = x->block ? x->tmp + (size_t)x->size * x->tmp_stride - x->rl.lb : x->rbuf;
+    int rc = thread_copy_typed(result, input_of(x, x->size - 1), x->rcount, x->rtype, &x->rl);
     for (int t = x->size - 2; t >= 0 && rc == MPI_SUCCESS; t--)
-        rc = PMPI_Reduce_local(input_of(x, t), x->rbuf, (int)x->rcount, x->rtype, x->op);
+        rc = PMPI_Reduce_local(input_of(x, t), result, (int)x->rcount, x->rtype, x->op);
+    if (rc == MPI_SUCCESS && x->block)
+        rc = thread_copy_typed(x->rbuf, result + (MPI_Aint)x->root * x->block * x->rl.extent, x->block, x->rtype,
+                               &x->rl);
     if (rc != MPI_SUCCESS)
         x->error = rc;
-    if (!x->all || rc != MPI_SUCCESS)
+    if ((!x->all && !x->block) || rc != MPI_SUCCESS)
         return false;
     round_of(x, x->size);
+    if (x->block) {
+        for (int r = 0; r < x->size; r++)
+            if (r != x->root)
+                post(x, true, result + (MPI_Aint)r * x->block * x->rl.extent, x->block, x->rtype, r);
+        return true;
+    }
     for (int r = 0; r < x->size; r++)
         if (r != x->root)
             post(x, true, x->rbuf, x->rcount, x->rtype, r);
+    return true;
+}
+
+/* Scan and exscan (x->all: exclusive), a chain in rank order: a rank
+ * receives its predecessors' prefix, combines it with its input (prefix op
+ * mine) and sends that on. In tmp: the prefix, then the running result. */
+static bool scan_step(thread_nbc *x)
+{
+    int combine_round = x->rank > 0 ? 1 : 0;
+    char *prefix = x->tmp - x->rl.lb, *acc = x->tmp + x->tmp_stride - x->rl.lb;
+    if (x->round < combine_round) {
+        round_of(x, 1);
+        post(x, false, prefix, x->rcount, x->rtype, x->rank - 1);
+        return true;
+    }
+    if (x->round > combine_round)
+        return false;
+    int rc = thread_copy_typed(acc, x->in_place ? x->rbuf : x->sbuf, x->rcount, x->rtype, &x->rl);
+    if (rc == MPI_SUCCESS && x->rank > 0)
+        rc = PMPI_Reduce_local(prefix, acc, (int)x->rcount, x->rtype, x->op);
+    if (rc == MPI_SUCCESS && (!x->all || x->rank > 0))
+        rc = thread_copy_typed(x->rbuf, x->all ? prefix : acc, x->rcount, x->rtype, &x->rl);
+    if (rc != MPI_SUCCESS || x->rank + 1 == x->size) {
+        x->error = rc;
+        return false;
+    }
+    round_of(x, 1);
+    post(x, true, acc, x->rcount, x->rtype, x->rank + 1);
     return true;
 }
 
@@ -324,35 +385,43 @@ int thread_MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Com
     return start(x, check(count, type, &x->rl), "MPI_Ibcast", request);
 }
 
-static int reduction(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, bool all,
-                     MPI_Comm comm, MPI_Request *request)
+typedef enum { REDUCE_TO_ROOT, REDUCE_TO_ALL, REDUCE_SCATTER_BLOCK, SCAN_INCLUSIVE, SCAN_EXCLUSIVE } reduce_kind;
+
+static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Request *request, const char *name)
 {
     int rc;
-    thread_nbc *x = open_call(comm, reduce_step, &rc);
+    bool scan = kind == SCAN_INCLUSIVE || kind == SCAN_EXCLUSIVE;
+    thread_nbc *x = open_call(comm, scan ? scan_step : reduce_step, &rc);
     if (!x)
         return rc;
-    const char *name = all ? "MPI_Iallreduce" : "MPI_Ireduce";
-    x->root = root;
-    x->all = all;
+    x->root = kind == REDUCE_TO_ROOT ? root : scan ? -1 : 0;
+    x->all = kind == REDUCE_TO_ALL || kind == SCAN_EXCLUSIVE;
+    x->block = kind == REDUCE_SCATTER_BLOCK ? count : 0;
+    /* Reduce_scatter_block reduces every rank's block at once. */
+    MPI_Count total = x->block ? (MPI_Count)count * x->size : count;
     x->rbuf = rbuf;
-    x->rcount = count;
+    x->rcount = total;
     x->rtype = type;
     x->op = op;
-    rc = check(count, type, &x->rl);
+    rc = check(total, type, &x->rl);
     if (rc == MPI_SUCCESS && op == MPI_OP_NULL)
         rc = MPI_ERR_OP;
-    x->in_place = sbuf == MPI_IN_PLACE && (all || x->rank == root);
+    x->in_place = sbuf == MPI_IN_PLACE && (kind != REDUCE_TO_ROOT || x->rank == root);
     x->sbuf = sbuf;
-    if (rc == MPI_SUCCESS && x->rank == root && root >= 0 && root < x->size) {
-        /* The inputs, gathered; an in-place root's own copied in now, since
-         * the result overwrites it. */
-        x->tmp_stride = thread_span(&x->rl, (size_t)count);
-        x->tmp_base = malloc((size_t)x->size * x->tmp_stride + 1);
+    bool gathers = !scan && x->rank == x->root && x->root >= 0 && x->root < x->size;
+    if (rc == MPI_SUCCESS && (scan || gathers)) {
+        /* A scan's prefix and result; a root's inputs, gathered (an in-place
+         * root's own copied in now, since the result overwrites it), and
+         * Ireduce_scatter_block's result. */
+        int slots = scan ? 2 : x->size + (x->block ? 1 : 0);
+        x->tmp_stride = thread_span(&x->rl, (size_t)total);
+        x->tmp_base = malloc((size_t)slots * x->tmp_stride + 1);
         x->tmp = x->tmp_base;
         if (!x->tmp_base)
             rc = MPI_ERR_NO_MEM;
-        else if (x->in_place)
-            rc = thread_copy_typed((char *)input_of(x, root), rbuf, count, type, &x->rl);
+        else if (gathers && x->in_place)
+            rc = thread_copy_typed((char *)input_of(x, x->root), rbuf, total, type, &x->rl);
     }
     return start(x, rc, name, request);
 }
@@ -360,19 +429,54 @@ static int reduction(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
 int thread_MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                        MPI_Request *request)
 {
-    return reduction(sbuf, rbuf, count, type, op, root, false, comm, request);
+    return reduction(REDUCE_TO_ROOT, sbuf, rbuf, count, type, op, root, comm, request, "MPI_Ireduce");
 }
 
 int thread_MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                           MPI_Request *request)
 {
-    return reduction(sbuf, rbuf, count, type, op, 0, true, comm, request);
+    return reduction(REDUCE_TO_ALL, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iallreduce");
+}
+
+int thread_MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                     MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Ireduce_scatter_block");
+}
+
+int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return reduction(SCAN_INCLUSIVE, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iscan");
+}
+
+int thread_MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    return reduction(SCAN_EXCLUSIVE, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iexscan");
 }
 
 /* The block collectives: a send and a receive side, either of which a root
- * or MPI_IN_PLACE may leave out. */
-static int blocks(nbc_step step, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request, const char *name)
+ * or MPI_IN_PLACE may leave out; the v-forms give counts and displacements
+ * per rank (NULL: equal blocks). */
+typedef struct side {
+    const void *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype type;
+} side;
+
+/* Checks a side's type and counts. */
+static int check_side(const side *d, int size, thread_layout *l)
+{
+    int rc = check(d->counts ? 0 : d->count, d->type, l);
+    for (int r = 0; d->counts && r < size && rc == MPI_SUCCESS; r++)
+        if (d->counts[r] < 0)
+            rc = MPI_ERR_COUNT;
+    return rc;
+}
+
+static int blocks(nbc_step step, side send, side recv, int root, MPI_Comm comm, MPI_Request *request, const char *name)
 {
     int rc;
     thread_nbc *x = open_call(comm, step, &rc);
@@ -380,61 +484,110 @@ static int blocks(nbc_step step, const void *sbuf, int scount, MPI_Datatype styp
         return rc;
     bool is_root = x->rank == root;
     x->root = root;
-    x->sbuf = sbuf;
-    x->scount = scount;
-    x->stype = stype;
-    x->rbuf = rbuf;
-    x->rcount = rcount;
-    x->rtype = rtype;
+    x->sbuf = send.buf;
+    x->scount = send.count;
+    x->scounts = send.counts;
+    x->sdispls = send.displs;
+    x->stype = send.type;
+    x->rbuf = (void *)recv.buf;
+    x->rcount = recv.count;
+    x->rcounts = recv.counts;
+    x->rdispls = recv.displs;
+    x->rtype = recv.type;
     /* MPI_IN_PLACE: the root's send buffer in a gather, its receive buffer
      * in a scatter; the send buffer of allgather and alltoall. */
     bool sends = step != scatter_step || is_root, receives = step != gather_step || is_root;
-    x->in_place = (step == scatter_step ? rbuf : sbuf) == MPI_IN_PLACE && (root < 0 || is_root);
+    x->in_place = (step == scatter_step ? recv.buf : send.buf) == MPI_IN_PLACE && (root < 0 || is_root);
     if (x->in_place && step == scatter_step)
         receives = false;
     else if (x->in_place)
         sends = false;
     rc = MPI_SUCCESS;
     if (receives)
-        rc = check(rcount, rtype, &x->rl);
+        rc = check_side(&recv, x->size, &x->rl);
     if (rc == MPI_SUCCESS && sends)
-        rc = check(scount, stype, &x->sl);
+        rc = check_side(&send, x->size, &x->sl);
     if (rc == MPI_SUCCESS && x->in_place && step == alltoall_step) {
         /* Every block is sent from a copy of what the receive buffer holds. */
-        x->tmp = thread_alloc_elements(&x->rl, (MPI_Count)x->size * rcount, &x->tmp_base);
+        MPI_Count elements = (MPI_Count)x->size * recv.count;
+        if (recv.counts) {
+            elements = 0;
+            for (int r = 0; r < x->size; r++)
+                if ((MPI_Count)recv.displs[r] + recv.counts[r] > elements)
+                    elements = (MPI_Count)recv.displs[r] + recv.counts[r];
+        }
+        x->tmp = thread_alloc_elements(&x->rl, elements, &x->tmp_base);
         if (!x->tmp)
             rc = MPI_ERR_NO_MEM;
         else
-            rc = thread_copy_typed(x->tmp, rbuf, (MPI_Count)x->size * rcount, rtype, &x->rl);
+            rc = thread_copy_typed(x->tmp, recv.buf, elements, recv.type, &x->rl);
         x->sbuf = x->tmp;
-        x->scount = rcount;
-        x->stype = rtype;
+        x->scount = recv.count;
+        x->scounts = recv.counts;
+        x->sdispls = recv.displs;
+        x->stype = recv.type;
         x->sl = x->rl;
         x->in_place = false;
     }
     return start(x, rc, name, request);
 }
 
+#define SIDE(buf, count, type) ((side){(buf), (count), NULL, NULL, (type)})
+#define SIDE_V(buf, counts, displs, type) ((side){(buf), 0, (counts), (displs), (type)})
+
 int thread_MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int root, MPI_Comm comm, MPI_Request *request)
 {
-    return blocks(gather_step, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request, "MPI_Igather");
+    return blocks(gather_step, SIDE(sbuf, scount, stype), SIDE(rbuf, rcount, rtype), root, comm, request,
+                  "MPI_Igather");
 }
 
 int thread_MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm, MPI_Request *request)
 {
-    return blocks(scatter_step, sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request, "MPI_Iscatter");
+    return blocks(scatter_step, SIDE(sbuf, scount, stype), SIDE(rbuf, rcount, rtype), root, comm, request,
+                  "MPI_Iscatter");
 }
 
 int thread_MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                           MPI_Comm comm, MPI_Request *request)
 {
-    return blocks(allgather_step, sbuf, scount, stype, rbuf, rcount, rtype, -1, comm, request, "MPI_Iallgather");
+    return blocks(allgather_step, SIDE(sbuf, scount, stype), SIDE(rbuf, rcount, rtype), -1, comm, request,
+                  "MPI_Iallgather");
 }
 
 int thread_MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                          MPI_Comm comm, MPI_Request *request)
 {
-    return blocks(alltoall_step, sbuf, scount, stype, rbuf, rcount, rtype, -1, comm, request, "MPI_Ialltoall");
+    return blocks(alltoall_step, SIDE(sbuf, scount, stype), SIDE(rbuf, rcount, rtype), -1, comm, request,
+                  "MPI_Ialltoall");
+}
+
+int thread_MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                        const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(gather_step, SIDE(sbuf, scount, stype), SIDE_V(rbuf, rcounts, displs, rtype), root, comm, request,
+                  "MPI_Igatherv");
+}
+
+int thread_MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(scatter_step, SIDE_V(sbuf, scounts, displs, stype), SIDE(rbuf, rcount, rtype), root, comm, request,
+                  "MPI_Iscatterv");
+}
+
+int thread_MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                           const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(allgather_step, SIDE(sbuf, scount, stype), SIDE_V(rbuf, rcounts, displs, rtype), -1, comm, request,
+                  "MPI_Iallgatherv");
+}
+
+int thread_MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                          const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return blocks(alltoall_step, SIDE_V(sbuf, scounts, sdispls, stype), SIDE_V(rbuf, rcounts, rdispls, rtype), -1, comm,
+                  request, "MPI_Ialltoallv");
 }

@@ -511,6 +511,85 @@ static void nonblocking(int rank, int size)
     }
 }
 
+/* The non-blocking v-collectives (rank r's block has r % 3 + 1 ints, blocks
+ * laid out backwards with a gap; an in-place alltoallv of symmetric counts),
+ * reduce_scatter_block and the scans, all outstanding at once. */
+static void nonblocking_more(int rank, int size)
+{
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size), total = 0;
+    for (int r = size - 1; r >= 0; r--) {
+        counts[r] = r % 3 + 1;
+        displs[r] = total;
+        total += counts[r] + 1;
+    }
+    int mine = counts[rank], out[3], scattered[3] = {-1, -1, -1}, root = size - 1;
+    for (int i = 0; i < mine; i++)
+        out[i] = value(rank, i, 71);
+    int *gathered = malloc(sizeof(int) * total), *all = malloc(sizeof(int) * total),
+        *source = malloc(sizeof(int) * total);
+    for (int i = 0; i < total; i++)
+        gathered[i] = all[i] = -7;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            source[displs[r] + i] = value(r, i, 72);
+    /* alltoallv: rank `rank` sends `to + 1` ints to `to`; in place: rank + r + 1 ints each way. */
+    int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size), *rc = malloc(sizeof(int) * size),
+        *rd = malloc(sizeof(int) * size), *pc = malloc(sizeof(int) * size), *pd = malloc(sizeof(int) * size);
+    int stotal = 0, rtotal = 0, ptotal = 0;
+    for (int r = 0; r < size; r++) {
+        sc[r] = r + 1, sd[r] = stotal, stotal += sc[r];
+        rc[r] = rank + 1, rd[r] = rtotal, rtotal += rc[r];
+        pc[r] = rank + r + 1, pd[r] = ptotal, ptotal += pc[r];
+    }
+    int *s2 = malloc(sizeof(int) * stotal), *r2 = malloc(sizeof(int) * rtotal), *p2 = malloc(sizeof(int) * ptotal);
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < sc[r]; i++)
+            s2[sd[r] + i] = value(rank, r * 10 + i, 73);
+        for (int i = 0; i < pc[r]; i++)
+            p2[pd[r] + i] = value(rank, r * 10 + i, 74);
+    }
+    int *block_in = malloc(sizeof(int) * 2 * size), block_out[2] = {-1, -1};
+    for (int i = 0; i < 2 * size; i++)
+        block_in[i] = value(rank, i, 75) % 1000;
+    int x = rank + 1, inclusive = -1, exclusive = -1, in_place = 2 * rank + 1;
+    MPI_Request reqs[9];
+    MPI_Status statuses[9];
+    MPI_Igatherv(out, mine, MPI_INT, gathered, counts, displs, MPI_INT, root, tcomm, &reqs[0]);
+    MPI_Iscatterv(source, counts, displs, MPI_INT, scattered, mine, MPI_INT, 0, tcomm, &reqs[1]);
+    MPI_Iallgatherv(out, mine, MPI_INT, all, counts, displs, MPI_INT, tcomm, &reqs[2]);
+    MPI_Ialltoallv(s2, sc, sd, MPI_INT, r2, rc, rd, MPI_INT, tcomm, &reqs[3]);
+    MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, p2, pc, pd, MPI_INT, tcomm, &reqs[4]);
+    MPI_Ireduce_scatter_block(block_in, block_out, 2, MPI_INT, MPI_SUM, tcomm, &reqs[5]);
+    MPI_Iscan(&x, &inclusive, 1, MPI_INT, MPI_SUM, tcomm, &reqs[6]);
+    MPI_Iexscan(&x, &exclusive, 1, MPI_INT, MPI_SUM, tcomm, &reqs[7]);
+    MPI_Iscan(MPI_IN_PLACE, &in_place, 1, MPI_INT, MPI_SUM, tcomm, &reqs[8]);
+    MPI_Waitall(9, reqs, statuses);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++) {
+            EXPECT(rank != root || gathered[displs[r] + i] == value(r, i, 71), "Igatherv from %d [%d]", r, i);
+            EXPECT(all[displs[r] + i] == value(r, i, 71), "Iallgatherv from %d [%d]", r, i);
+        }
+    for (int i = 0; i < mine; i++)
+        EXPECT(scattered[i] == value(rank, i, 72), "Iscatterv [%d]=%d", i, scattered[i]);
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < rc[r]; i++)
+            EXPECT(r2[rd[r] + i] == value(r, rank * 10 + i, 73), "Ialltoallv from %d [%d]", r, i);
+        for (int i = 0; i < pc[r]; i++)
+            EXPECT(p2[pd[r] + i] == value(r, rank * 10 + i, 74), "in-place Ialltoallv from %d [%d]", r, i);
+    }
+    for (int i = 0; i < 2; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, rank * 2 + i, 75) % 1000;
+        EXPECT(block_out[i] == sum, "Ireduce_scatter_block [%d]=%d, expected %d", i, block_out[i], sum);
+    }
+    EXPECT(inclusive == (rank + 1) * (rank + 2) / 2, "Iscan %d", inclusive);
+    EXPECT(rank == 0 || exclusive == rank * (rank + 1) / 2, "Iexscan %d", exclusive);
+    EXPECT(in_place == (rank + 1) * (rank + 1), "in-place Iscan %d", in_place);
+    free(counts), free(displs), free(gathered), free(all), free(source), free(sc), free(sd), free(rc), free(rd);
+    free(pc), free(pd), free(s2), free(r2), free(p2), free(block_in);
+}
+
 /* Matched probes: each rank sends two messages to its right; the receiver
  * takes the second (by tag) first through MPI_Mprobe and MPI_Mrecv, then the
  * first through MPI_Improbe and MPI_Imrecv. */
@@ -884,6 +963,7 @@ static void *thread_main(void *arg)
     duplicate(rank, size);
     derived(rank, size);
     nonblocking(rank, size);
+    nonblocking_more(rank, size);
     matched_probes(rank, size);
     mixed_requests(rank, size);
     idup(rank, size);
