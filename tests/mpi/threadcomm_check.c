@@ -436,6 +436,10 @@ static void nonblocking(int rank, int size)
         MPI_Recv(&got, 1, MPI_INT, last, 51, tcomm, MPI_STATUS_IGNORE);
         EXPECT(got == value(last, 0, 51), "Ibarrier then a receive: got %d", got);
     }
+    /* Every rank: messages around the ring while the barrier is outstanding. */
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, from_left = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, right, 52, &from_left, 1, MPI_INT, left, 52, tcomm, MPI_STATUS_IGNORE);
+    EXPECT(from_left == value(left, 0, 51), "a ring inside an Ibarrier: got %d", from_left);
     MPI_Wait(&barrier, MPI_STATUS_IGNORE);
     static const int counts[] = {1, 3000};
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
