@@ -199,15 +199,20 @@ static void probe_and_truncate(int rank, int size)
     for (int i = 0; i < got; i++)
         EXPECT(in[i] == value(left, i, 4), "probe: in[%d]=%d", i, in[i]);
     /* Truncation: blocking and through MPI_Wait. */
-    MPI_Send(out, 10, MPI_INT, right, 12, tcomm);
+    /* Sends that need no buffering: SHOAL_THREAD_HANDOFF_BYTES=0 hands even
+     * these over by address, the sender waiting for its receiver. */
+    MPI_Request send;
+    MPI_Isend(out, 10, MPI_INT, right, 12, tcomm, &send);
     int rc = MPI_Recv(in, 5, MPI_INT, left, 12, tcomm, &st), cls = -1;
     MPI_Error_class(rc, &cls);
     EXPECT(cls == MPI_ERR_TRUNCATE, "truncation: error class %d", cls);
-    MPI_Send(out, 10, MPI_INT, right, 13, tcomm);
+    MPI_Wait(&send, MPI_STATUS_IGNORE);
+    MPI_Isend(out, 10, MPI_INT, right, 13, tcomm, &send);
     MPI_Irecv(in, 4, MPI_INT, left, 13, tcomm, &req);
     rc = MPI_Wait(&req, &st);
     MPI_Error_class(rc, &cls);
     EXPECT(cls == MPI_ERR_TRUNCATE, "truncation through MPI_Wait: error class %d", cls);
+    MPI_Wait(&send, MPI_STATUS_IGNORE);
     /* Bad arguments: an error of the right class through MPI_ERRORS_RETURN,
      * nothing sent, nothing left waiting. */
     static const struct {
@@ -737,10 +742,12 @@ static void duplicate(int rank, int size)
     MPI_Request req;
     MPI_Irecv(&on_tcomm, 1, MPI_INT, left, 21, tcomm, &req);
     int mine[2] = {value(rank, 0, 21), value(rank, 1, 21)};
-    MPI_Send(&mine[0], 1, MPI_INT, right, 21, dup);
-    MPI_Send(&mine[1], 1, MPI_INT, right, 21, tcomm);
+    MPI_Request on_dup_sent;
+    MPI_Isend(&mine[0], 1, MPI_INT, right, 21, dup, &on_dup_sent);
+    MPI_Send(&mine[1], 1, MPI_INT, right, 21, tcomm); /* its receive is posted */
     MPI_Recv(&on_dup, 1, MPI_INT, left, 21, dup, MPI_STATUS_IGNORE);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Wait(&on_dup_sent, MPI_STATUS_IGNORE);
     EXPECT(on_dup == value(left, 0, 21) && on_tcomm == value(left, 1, 21), "dup: got %d on dup, %d on tcomm", on_dup,
            on_tcomm);
     MPI_Comm_free(&dup);
