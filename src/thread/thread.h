@@ -9,8 +9,9 @@
  * load per call for it (thread_owns, thread_requests_pending).
  *
  * Owns: the thread communicators (thread_comm.c: init, start, finish, free,
- * ranks), their point-to-point messages and requests (thread_p2p.c), their
- * collectives (thread_coll.c).
+ * ranks, dup and split), their point-to-point messages, matched probes and
+ * requests (thread_p2p.c), their collectives (thread_coll.c) and
+ * non-blocking collectives (thread_nbc.c).
  * May call: core, and PMPI (the host MPI). The collectives' step between
  * processes calls the public MPI_* collectives on a private duplicate of the
  * parent, so that shoal's own process path serves it where it pays. */
