@@ -330,12 +330,11 @@ ROUTED(MPI_Iscan,
 ROUTED(MPI_Iexscan,
        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
        (sbuf, rbuf, count, type, op, comm, request))
-/* The other non-blocking collectives are refused on one. */
-REFUSED(MPI_Ireduce_scatter,
-        (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, rbuf, rcounts, type, op, comm, request))
-REFUSED(MPI_Ialltoallw,
-        (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
-         const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request),
-        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
+ROUTED(MPI_Ireduce_scatter,
+       (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, rbuf, rcounts, type, op, comm, request))
+ROUTED(MPI_Ialltoallw,
+       (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
+        const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))

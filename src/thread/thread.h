@@ -176,6 +176,11 @@ int thread_MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, voi
 int thread_MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                           const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
                           MPI_Request *request);
+int thread_MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                          void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                          MPI_Comm comm, MPI_Request *request);
 int thread_MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                                      MPI_Comm comm, MPI_Request *request);
 int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,

@@ -1,6 +1,6 @@
 /* thread_nbc: non-blocking collectives on a thread communicator (MPI_Ibarrier,
- * Ibcast, Ireduce, Iallreduce, Ireduce_scatter_block, Igather(v),
- * Iscatter(v), Iallgather(v), Ialltoall(v), Iscan, Iexscan).
+ * Ibcast, Ireduce, Iallreduce, Ireduce_scatter(_block), Igather(v),
+ * Iscatter(v), Iallgather(v), Ialltoall(v, w), Iscan, Iexscan).
  *
  * Each is a schedule of rounds of the communicator's own point-to-point
  * messages, on a tag of its own (from the count of non-blocking collectives
@@ -17,7 +17,7 @@
  *
  * Reductions gather every input at the root and combine them there in rank
  * order, as the blocking ones do; Iallreduce then sends the result from rank
- * 0 to every rank, Ireduce_scatter_block each rank its block; scans pass a
+ * 0 to every rank, Ireduce_scatter(_block) each rank its share; scans pass a
  * prefix along the ranks.
  *
  * May call: core, and PMPI. */
@@ -50,10 +50,13 @@ struct thread_nbc {
     MPI_Count scount, rcount;
     MPI_Datatype stype, rtype;
     const int *scounts, *sdispls, *rcounts, *rdispls; /* the v-forms' */
+    const MPI_Datatype *stypes, *rtypes;              /* alltoallw's (displacements in bytes) */
     MPI_Op op;
     thread_layout sl, rl;
     bool in_place, all; /* all: Iallreduce */
-    MPI_Count block;    /* Ireduce_scatter_block: each rank's share of the result */
+    bool scatters;      /* Ireduce_scatter(_block): each rank gets its share of the result */
+    MPI_Count block;    /* each rank's share, or */
+    const int *shares;  /* each rank's, Ireduce_scatter's */
     /* inputs gathered at a reduction's root, or an in-place alltoall's copy */
     void *tmp_base;
     char *tmp;
@@ -152,6 +155,10 @@ static bool bcast_step(thread_nbc *x)
  * and displacements, else equal blocks one after the other. */
 static void post_recv_block(thread_nbc *x, int r, int from)
 {
+    if (x->rtypes) {
+        post(x, false, (char *)x->rbuf + x->rdispls[r], x->rcounts[r], x->rtypes[r], from);
+        return;
+    }
     MPI_Count count = x->rcounts ? x->rcounts[r] : x->rcount;
     MPI_Aint at = x->rcounts ? x->rdispls[r] : (MPI_Aint)r * x->rcount;
     post(x, false, (char *)x->rbuf + at * x->rl.extent, count, x->rtype, from);
@@ -159,6 +166,10 @@ static void post_recv_block(thread_nbc *x, int r, int from)
 
 static void post_send_block(thread_nbc *x, int r, int to)
 {
+    if (x->stypes) {
+        post(x, true, (const char *)x->sbuf + x->sdispls[r], x->scounts[r], x->stypes[r], to);
+        return;
+    }
     MPI_Count count = x->scounts ? x->scounts[r] : x->scount;
     MPI_Aint at = x->scounts ? x->sdispls[r] : (MPI_Aint)r * x->scount;
     post(x, true, (const char *)x->sbuf + at * x->sl.extent, count, x->stype, to);
@@ -236,10 +247,25 @@ static const char *input_of(const thread_nbc *x, int r)
     return x->tmp + (size_t)r * x->tmp_stride - x->rl.lb;
 }
 
+/* Rank r's share of a reduce_scatter's result: its first element, and in
+ * *count how many. */
+static MPI_Count share_of(const thread_nbc *x, int r, MPI_Count *count)
+{
+    if (!x->shares) {
+        *count = x->block;
+        return (MPI_Count)r * x->block;
+    }
+    MPI_Count first = 0;
+    for (int q = 0; q < r; q++)
+        first += x->shares[q];
+    *count = x->shares[r];
+    return first;
+}
+
 /* Round 0: every input to the root; round 1: the root combines them in rank
  * order, x[0] op (x[1] op ... x[n-1]), and for Iallreduce sends the result
- * to every rank, which receives it; for Ireduce_scatter_block (x->block) it
- * combines them aside and sends each rank its block. */
+ * to every rank, which receives it; for Ireduce_scatter(_block) it combines
+ * them aside and sends each rank its share. */
 static bool reduce_step(thread_nbc *x)
 {
     bool root = x->rank == x->root;
@@ -254,29 +280,34 @@ static bool reduce_step(thread_nbc *x)
     }
     if (x->round > 1)
         return false;
+    MPI_Count share;
     if (!root) {
-        if (!x->all && !x->block)
+        if (!x->all && !x->scatters)
             return false;
         round_of(x, 1);
-        post(x, false, x->rbuf, x->block ? x->block : x->rcount, x->rtype, x->root);
+        share_of(x, x->rank, &share);
+        post(x, false, x->rbuf, x->scatters ? share : x->rcount, x->rtype, x->root);
         return true;
     }
-    char *result = x->block ? x->tmp + (size_t)x->size * x->tmp_stride - x->rl.lb : x->rbuf;
+    char *result = x->scatters ? x->tmp + (size_t)x->size * x->tmp_stride - x->rl.lb : x->rbuf;
     int rc = thread_copy_typed(result, input_of(x, x->size - 1), x->rcount, x->rtype, &x->rl);
     for (int t = x->size - 2; t >= 0 && rc == MPI_SUCCESS; t--)
         rc = PMPI_Reduce_local(input_of(x, t), result, (int)x->rcount, x->rtype, x->op);
-    if (rc == MPI_SUCCESS && x->block)
-        rc = thread_copy_typed(x->rbuf, result + (MPI_Aint)x->root * x->block * x->rl.extent, x->block, x->rtype,
-                               &x->rl);
+    if (rc == MPI_SUCCESS && x->scatters) {
+        MPI_Count first = share_of(x, x->root, &share);
+        rc = thread_copy_typed(x->rbuf, result + first * x->rl.extent, share, x->rtype, &x->rl);
+    }
     if (rc != MPI_SUCCESS)
         x->error = rc;
-    if ((!x->all && !x->block) || rc != MPI_SUCCESS)
+    if ((!x->all && !x->scatters) || rc != MPI_SUCCESS)
         return false;
     round_of(x, x->size);
-    if (x->block) {
+    if (x->scatters) {
         for (int r = 0; r < x->size; r++)
-            if (r != x->root)
-                post(x, true, result + (MPI_Aint)r * x->block * x->rl.extent, x->block, x->rtype, r);
+            if (r != x->root) {
+                MPI_Count first = share_of(x, r, &share);
+                post(x, true, result + first * x->rl.extent, share, x->rtype, r);
+            }
         return true;
     }
     for (int r = 0; r < x->size; r++)
@@ -385,10 +416,18 @@ int thread_MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Com
     return start(x, check(count, type, &x->rl), "MPI_Ibcast", request);
 }
 
-typedef enum { REDUCE_TO_ROOT, REDUCE_TO_ALL, REDUCE_SCATTER_BLOCK, SCAN_INCLUSIVE, SCAN_EXCLUSIVE } reduce_kind;
+typedef enum {
+    REDUCE_TO_ROOT,
+    REDUCE_TO_ALL,
+    REDUCE_SCATTER_BLOCK,
+    REDUCE_SCATTER,
+    SCAN_INCLUSIVE,
+    SCAN_EXCLUSIVE
+} reduce_kind;
 
-static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                     MPI_Comm comm, MPI_Request *request, const char *name)
+/* shares: Ireduce_scatter's counts (count is then unused). */
+static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, const int *shares, MPI_Datatype type,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const char *name)
 {
     int rc;
     bool scan = kind == SCAN_INCLUSIVE || kind == SCAN_EXCLUSIVE;
@@ -397,9 +436,16 @@ static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, 
         return rc;
     x->root = kind == REDUCE_TO_ROOT ? root : scan ? -1 : 0;
     x->all = kind == REDUCE_TO_ALL || kind == SCAN_EXCLUSIVE;
+    x->scatters = kind == REDUCE_SCATTER_BLOCK || kind == REDUCE_SCATTER;
     x->block = kind == REDUCE_SCATTER_BLOCK ? count : 0;
-    /* Reduce_scatter_block reduces every rank's block at once. */
-    MPI_Count total = x->block ? (MPI_Count)count * x->size : count;
+    x->shares = kind == REDUCE_SCATTER ? shares : NULL;
+    /* A reduce_scatter reduces every rank's share at once. */
+    MPI_Count total = kind == REDUCE_SCATTER_BLOCK ? (MPI_Count)count * x->size : count;
+    if (kind == REDUCE_SCATTER) {
+        total = 0;
+        for (int r = 0; r < x->size; r++)
+            total += shares[r] < 0 ? (MPI_Count)INT_MAX + 1 : shares[r];
+    }
     x->rbuf = rbuf;
     x->rcount = total;
     x->rtype = type;
@@ -414,7 +460,7 @@ static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, 
         /* A scan's prefix and result; a root's inputs, gathered (an in-place
          * root's own copied in now, since the result overwrites it), and
          * Ireduce_scatter_block's result. */
-        int slots = scan ? 2 : x->size + (x->block ? 1 : 0);
+        int slots = scan ? 2 : x->size + (x->scatters ? 1 : 0);
         x->tmp_stride = thread_span(&x->rl, (size_t)total);
         x->tmp_base = malloc((size_t)slots * x->tmp_stride + 1);
         x->tmp = x->tmp_base;
@@ -429,31 +475,38 @@ static int reduction(reduce_kind kind, const void *sbuf, void *rbuf, int count, 
 int thread_MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                        MPI_Request *request)
 {
-    return reduction(REDUCE_TO_ROOT, sbuf, rbuf, count, type, op, root, comm, request, "MPI_Ireduce");
+    return reduction(REDUCE_TO_ROOT, sbuf, rbuf, count, NULL, type, op, root, comm, request, "MPI_Ireduce");
 }
 
 int thread_MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                           MPI_Request *request)
 {
-    return reduction(REDUCE_TO_ALL, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iallreduce");
+    return reduction(REDUCE_TO_ALL, sbuf, rbuf, count, NULL, type, op, 0, comm, request, "MPI_Iallreduce");
 }
 
 int thread_MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                                      MPI_Comm comm, MPI_Request *request)
 {
-    return reduction(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Ireduce_scatter_block");
+    return reduction(REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, NULL, type, op, 0, comm, request,
+                     "MPI_Ireduce_scatter_block");
+}
+
+int thread_MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(REDUCE_SCATTER, sbuf, rbuf, 0, rcounts, type, op, 0, comm, request, "MPI_Ireduce_scatter");
 }
 
 int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                      MPI_Request *request)
 {
-    return reduction(SCAN_INCLUSIVE, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iscan");
+    return reduction(SCAN_INCLUSIVE, sbuf, rbuf, count, NULL, type, op, 0, comm, request, "MPI_Iscan");
 }
 
 int thread_MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                        MPI_Request *request)
 {
-    return reduction(SCAN_EXCLUSIVE, sbuf, rbuf, count, type, op, 0, comm, request, "MPI_Iexscan");
+    return reduction(SCAN_EXCLUSIVE, sbuf, rbuf, count, NULL, type, op, 0, comm, request, "MPI_Iexscan");
 }
 
 /* The block collectives: a send and a receive side, either of which a root
@@ -464,16 +517,33 @@ typedef struct side {
     int count;
     const int *counts, *displs;
     MPI_Datatype type;
+    const MPI_Datatype *types; /* alltoallw's, one per rank (displacements in bytes) */
 } side;
 
-/* Checks a side's type and counts. */
+/* Checks a side's types and counts. */
 static int check_side(const side *d, int size, thread_layout *l)
 {
-    int rc = check(d->counts ? 0 : d->count, d->type, l);
+    int rc = d->types ? MPI_SUCCESS : check(d->counts ? 0 : d->count, d->type, l);
     for (int r = 0; d->counts && r < size && rc == MPI_SUCCESS; r++)
         if (d->counts[r] < 0)
             rc = MPI_ERR_COUNT;
+        else if (d->types && !thread_layout_of(d->types[r], l))
+            rc = MPI_ERR_TYPE;
     return rc;
+}
+
+/* Bytes of an alltoallw receive buffer its blocks span, from its start. */
+static size_t span_of_blocks(const side *d, int size)
+{
+    size_t end = 0;
+    for (int r = 0; r < size; r++) {
+        thread_layout l;
+        if (d->counts[r] > 0 && thread_layout_of(d->types[r], &l)) {
+            size_t last = (size_t)(d->displs[r] + l.lb) + thread_span(&l, (size_t)d->counts[r]);
+            end = last > end ? last : end;
+        }
+    }
+    return end;
 }
 
 static int blocks(nbc_step step, side send, side recv, int root, MPI_Comm comm, MPI_Request *request, const char *name)
@@ -494,6 +564,8 @@ static int blocks(nbc_step step, side send, side recv, int root, MPI_Comm comm, 
     x->rcounts = recv.counts;
     x->rdispls = recv.displs;
     x->rtype = recv.type;
+    x->stypes = send.types;
+    x->rtypes = recv.types;
     /* MPI_IN_PLACE: the root's send buffer in a gather, its receive buffer
      * in a scatter; the send buffer of allgather and alltoall. */
     bool sends = step != scatter_step || is_root, receives = step != gather_step || is_root;
@@ -507,7 +579,20 @@ static int blocks(nbc_step step, side send, side recv, int root, MPI_Comm comm, 
         rc = check_side(&recv, x->size, &x->rl);
     if (rc == MPI_SUCCESS && sends)
         rc = check_side(&send, x->size, &x->sl);
-    if (rc == MPI_SUCCESS && x->in_place && step == alltoall_step) {
+    if (rc == MPI_SUCCESS && x->in_place && recv.types) {
+        /* Every block is sent from a copy of the receive buffer's bytes. */
+        size_t bytes = span_of_blocks(&recv, x->size);
+        x->tmp_base = x->tmp = malloc(bytes + 1);
+        if (!x->tmp)
+            rc = MPI_ERR_NO_MEM;
+        else
+            memcpy(x->tmp, recv.buf, bytes);
+        x->sbuf = x->tmp;
+        x->scounts = recv.counts;
+        x->sdispls = recv.displs;
+        x->stypes = recv.types;
+        x->in_place = false;
+    } else if (rc == MPI_SUCCESS && x->in_place && step == alltoall_step) {
         /* Every block is sent from a copy of what the receive buffer holds. */
         MPI_Count elements = (MPI_Count)x->size * recv.count;
         if (recv.counts) {
@@ -532,8 +617,9 @@ static int blocks(nbc_step step, side send, side recv, int root, MPI_Comm comm, 
     return start(x, rc, name, request);
 }
 
-#define SIDE(buf, count, type) ((side){(buf), (count), NULL, NULL, (type)})
-#define SIDE_V(buf, counts, displs, type) ((side){(buf), 0, (counts), (displs), (type)})
+#define SIDE(buf, count, type) ((side){(buf), (count), NULL, NULL, (type), NULL})
+#define SIDE_V(buf, counts, displs, type) ((side){(buf), 0, (counts), (displs), (type), NULL})
+#define SIDE_W(buf, counts, displs, types) ((side){(buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types)})
 
 int thread_MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                        int root, MPI_Comm comm, MPI_Request *request)
@@ -590,4 +676,12 @@ int thread_MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdisp
 {
     return blocks(alltoall_step, SIDE_V(sbuf, scounts, sdispls, stype), SIDE_V(rbuf, rcounts, rdispls, rtype), -1, comm,
                   request, "MPI_Ialltoallv");
+}
+
+int thread_MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                          void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                          MPI_Comm comm, MPI_Request *request)
+{
+    return blocks(alltoall_step, SIDE_W(sbuf, scounts, sdispls, stypes), SIDE_W(rbuf, rcounts, rdispls, rtypes), -1,
+                  comm, request, "MPI_Ialltoallw");
 }

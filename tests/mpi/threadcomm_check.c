@@ -522,7 +522,7 @@ static void nonblocking(int rank, int size)
 
 /* The non-blocking v-collectives (rank r's block has r % 3 + 1 ints, blocks
  * laid out backwards with a gap; an in-place alltoallv of symmetric counts),
- * reduce_scatter_block and the scans, all outstanding at once. */
+ * alltoallw, reduce_scatter(_block) and the scans, all outstanding at once. */
 static void nonblocking_more(int rank, int size)
 {
     int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size), total = 0;
@@ -551,18 +551,31 @@ static void nonblocking_more(int rank, int size)
         pc[r] = rank + r + 1, pd[r] = ptotal, ptotal += pc[r];
     }
     int *s2 = malloc(sizeof(int) * stotal), *r2 = malloc(sizeof(int) * rtotal), *p2 = malloc(sizeof(int) * ptotal);
+    /* alltoallw: the same blocks as alltoallv, displacements in bytes. */
+    int *w2 = malloc(sizeof(int) * rtotal), *wp = malloc(sizeof(int) * ptotal), *sdb = malloc(sizeof(int) * size),
+        *rdb = malloc(sizeof(int) * size), *pdb = malloc(sizeof(int) * size);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * size);
+    for (int r = 0; r < size; r++) {
+        sdb[r] = sd[r] * (int)sizeof(int), rdb[r] = rd[r] * (int)sizeof(int), pdb[r] = pd[r] * (int)sizeof(int);
+        types[r] = MPI_INT;
+    }
     for (int r = 0; r < size; r++) {
         for (int i = 0; i < sc[r]; i++)
             s2[sd[r] + i] = value(rank, r * 10 + i, 73);
         for (int i = 0; i < pc[r]; i++)
-            p2[pd[r] + i] = value(rank, r * 10 + i, 74);
+            p2[pd[r] + i] = wp[pd[r] + i] = value(rank, r * 10 + i, 74);
     }
     int *block_in = malloc(sizeof(int) * 2 * size), block_out[2] = {-1, -1};
     for (int i = 0; i < 2 * size; i++)
         block_in[i] = value(rank, i, 75) % 1000;
     int x = rank + 1, inclusive = -1, exclusive = -1, in_place = 2 * rank + 1;
-    MPI_Request reqs[9];
-    MPI_Status statuses[9];
+    int shared_total = 0, *shared_in = malloc(sizeof(int) * (total + 1)), shared_out[3] = {-1, -1, -1};
+    for (int r = 0; r < size; r++)
+        shared_total += counts[r];
+    for (int i = 0; i < shared_total; i++)
+        shared_in[i] = value(rank, i, 76) % 1000;
+    MPI_Request reqs[12];
+    MPI_Status statuses[12];
     MPI_Igatherv(out, mine, MPI_INT, gathered, counts, displs, MPI_INT, root, tcomm, &reqs[0]);
     MPI_Iscatterv(source, counts, displs, MPI_INT, scattered, mine, MPI_INT, 0, tcomm, &reqs[1]);
     MPI_Iallgatherv(out, mine, MPI_INT, all, counts, displs, MPI_INT, tcomm, &reqs[2]);
@@ -572,7 +585,19 @@ static void nonblocking_more(int rank, int size)
     MPI_Iscan(&x, &inclusive, 1, MPI_INT, MPI_SUM, tcomm, &reqs[6]);
     MPI_Iexscan(&x, &exclusive, 1, MPI_INT, MPI_SUM, tcomm, &reqs[7]);
     MPI_Iscan(MPI_IN_PLACE, &in_place, 1, MPI_INT, MPI_SUM, tcomm, &reqs[8]);
-    MPI_Waitall(9, reqs, statuses);
+    MPI_Ireduce_scatter(shared_in, shared_out, counts, MPI_INT, MPI_SUM, tcomm, &reqs[9]);
+    MPI_Ialltoallw(s2, sc, sdb, types, w2, rc, rdb, types, tcomm, &reqs[10]);
+    MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, wp, pc, pdb, types, tcomm, &reqs[11]);
+    MPI_Waitall(12, reqs, statuses);
+    int first = 0;
+    for (int r = 0; r < rank; r++)
+        first += counts[r];
+    for (int i = 0; i < mine; i++) {
+        int sum = 0;
+        for (int r = 0; r < size; r++)
+            sum += value(r, first + i, 76) % 1000;
+        EXPECT(shared_out[i] == sum, "Ireduce_scatter [%d]=%d, expected %d", i, shared_out[i], sum);
+    }
     for (int r = 0; r < size; r++)
         for (int i = 0; i < counts[r]; i++) {
             EXPECT(rank != root || gathered[displs[r] + i] == value(r, i, 71), "Igatherv from %d [%d]", r, i);
@@ -581,10 +606,14 @@ static void nonblocking_more(int rank, int size)
     for (int i = 0; i < mine; i++)
         EXPECT(scattered[i] == value(rank, i, 72), "Iscatterv [%d]=%d", i, scattered[i]);
     for (int r = 0; r < size; r++) {
-        for (int i = 0; i < rc[r]; i++)
+        for (int i = 0; i < rc[r]; i++) {
             EXPECT(r2[rd[r] + i] == value(r, rank * 10 + i, 73), "Ialltoallv from %d [%d]", r, i);
-        for (int i = 0; i < pc[r]; i++)
+            EXPECT(w2[rd[r] + i] == value(r, rank * 10 + i, 73), "Ialltoallw from %d [%d]", r, i);
+        }
+        for (int i = 0; i < pc[r]; i++) {
             EXPECT(p2[pd[r] + i] == value(r, rank * 10 + i, 74), "in-place Ialltoallv from %d [%d]", r, i);
+            EXPECT(wp[pd[r] + i] == value(r, rank * 10 + i, 74), "in-place Ialltoallw from %d [%d]", r, i);
+        }
     }
     for (int i = 0; i < 2; i++) {
         int sum = 0;
@@ -596,7 +625,8 @@ static void nonblocking_more(int rank, int size)
     EXPECT(rank == 0 || exclusive == rank * (rank + 1) / 2, "Iexscan %d", exclusive);
     EXPECT(in_place == (rank + 1) * (rank + 1), "in-place Iscan %d", in_place);
     free(counts), free(displs), free(gathered), free(all), free(source), free(sc), free(sd), free(rc), free(rd);
-    free(pc), free(pd), free(s2), free(r2), free(p2), free(block_in);
+    free(pc), free(pd), free(s2), free(r2), free(p2), free(block_in), free(w2), free(wp), free(sdb), free(rdb);
+    free(pdb), free(types), free(shared_in);
 }
 
 /* Matched probes: each rank sends two messages to its right; the receiver
