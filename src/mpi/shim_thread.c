@@ -94,6 +94,14 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
               : PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
 }
 
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
+                         MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_sendrecv_replace(tc, buf, count, type, dest, stag, source, rtag, status)
+              : PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     thread_comm *tc = thread_owns(comm);
@@ -338,3 +346,23 @@ ROUTED(MPI_Ialltoallw,
        (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
         const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request),
        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
+/* Topologies and intercommunicators of a thread communicator's ranks. */
+REFUSED(MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
+        (comm, group, tag, newcomm))
+REFUSED(MPI_Cart_create,
+        (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm),
+        (comm, ndims, dims, periods, reorder, newcomm))
+REFUSED(MPI_Graph_create,
+        (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm),
+        (comm, nnodes, index, edges, reorder, newcomm))
+REFUSED(MPI_Dist_graph_create,
+        (MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[], const int weights[],
+         MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, n, sources, degrees, destinations, weights, info, reorder, newcomm))
+REFUSED(MPI_Dist_graph_create_adjacent,
+        (MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+         const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm))
+REFUSED(MPI_Intercomm_create,
+        (MPI_Comm comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newcomm),
+        (comm, local_leader, peer_comm, remote_leader, tag, newcomm))

@@ -80,6 +80,9 @@ int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int so
 int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Request *request);
 int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status);
+/* MPI_Sendrecv_replace: the send goes from a copy of buf. */
+int thread_sendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                            int rtag, MPI_Status *status);
 int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status);
 int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status);
 

@@ -538,6 +538,25 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
+int thread_sendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                            int rtag, MPI_Status *status)
+{
+    thread_layout l;
+    if (count < 0)
+        return thread_error(tc, MPI_ERR_COUNT, "MPI_Sendrecv_replace's count");
+    if (!thread_layout_of(type, &l))
+        return thread_error(tc, MPI_ERR_TYPE, "MPI_Sendrecv_replace's datatype");
+    void *base;
+    char *copy = thread_alloc_elements(&l, count, &base);
+    if (!copy)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for MPI_Sendrecv_replace");
+    int rc = thread_copy_typed(copy, buf, count, type, &l);
+    if (rc == MPI_SUCCESS)
+        rc = thread_sendrecv(tc, copy, count, type, dest, stag, buf, count, type, source, rtag, status);
+    free(base);
+    return rc;
+}
+
 /* Registered requests, by the host handle of their generalized request. */
 #define REGISTRY_BUCKETS 256
 static thread_req *registry[REGISTRY_BUCKETS];

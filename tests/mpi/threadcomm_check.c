@@ -110,6 +110,13 @@ static void ring(int rank, int size)
     MPI_Sendrecv(out, 1, every_other, right, 9, in + 1, 1, every_other, left, 9, tcomm, MPI_STATUS_IGNORE);
     for (int i = 0; i < 100; i++)
         EXPECT(in[i] == (i % 2 ? value(left, i - 1, 99) : -1), "strided in[%d]=%d", i, in[i]);
+    /* MPI_Sendrecv_replace around the ring, the strided datatype too. */
+    int both[100];
+    for (int i = 0; i < 100; i++)
+        both[i] = value(rank, i, 98);
+    MPI_Sendrecv_replace(both, 1, every_other, right, 15, left, 15, tcomm, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 100; i++)
+        EXPECT(both[i] == value(i % 2 ? rank : left, i, 98), "sendrecv_replace [%d]=%d", i, both[i]);
     MPI_Type_free(&every_other);
 }
 
@@ -254,6 +261,10 @@ static void probe_and_truncate(int rank, int size)
     MPI_Group group = MPI_GROUP_NULL;
     MPI_Error_class(MPI_Comm_group(tcomm, &group), &cls);
     EXPECT(cls == MPI_ERR_OTHER && group == MPI_GROUP_NULL, "MPI_Comm_group: error class %d", cls);
+    MPI_Comm cart = MPI_COMM_NULL;
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_Error_class(MPI_Cart_create(tcomm, 1, dims, periods, 0, &cart), &cls);
+    EXPECT(cls == MPI_ERR_OTHER && cart == MPI_COMM_NULL, "MPI_Cart_create: error class %d", cls);
     MPI_Barrier(tcomm);
 }
 
