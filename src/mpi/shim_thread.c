@@ -7,6 +7,7 @@
  * The other collectives route through shim_bindings.c's entry points.
  *
  * May call: every lower layer, and PMPI. */
+#include <limits.h>
 #include <mpi.h>
 
 #include "thread.h"
@@ -366,3 +367,131 @@ REFUSED(MPI_Dist_graph_create_adjacent,
 REFUSED(MPI_Intercomm_create,
         (MPI_Comm comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newcomm),
         (comm, local_leader, peer_comm, remote_leader, tag, newcomm))
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count point-to-point and non-blocking collectives on a
+ * thread communicator: the int binding's path where every count fits an int
+ * (MPI_ERR_COUNT otherwise); the v and w forms are refused. */
+#define FITS(count) ((count) >= 0 && (count) <= INT_MAX)
+#define SEND_C(Name, mode)                                                                              \
+    int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                   \
+        thread_comm *tc = thread_owns(comm);                                                            \
+        if (!tc)                                                                                        \
+            return P##Name##_c(buf, count, type, dest, tag, comm);                                      \
+        return FITS(count) ? thread_send(tc, buf, (int)count, type, dest, tag, mode)                    \
+                           : thread_count_too_large(tc, #Name "_c");                                    \
+    }
+#define ISEND_C(Name, mode)                                                                             \
+    int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+                 MPI_Request *request)                                                                  \
+    {                                                                                                   \
+        thread_comm *tc = thread_owns(comm);                                                            \
+        if (!tc)                                                                                        \
+            return P##Name##_c(buf, count, type, dest, tag, comm, request);                             \
+        return FITS(count) ? thread_isend(tc, buf, (int)count, type, dest, tag, mode, request)          \
+                           : thread_count_too_large(tc, #Name "_c");                                    \
+    }
+
+SEND_C(MPI_Send, THREAD_SEND_STANDARD)
+SEND_C(MPI_Rsend, THREAD_SEND_STANDARD)
+SEND_C(MPI_Ssend, THREAD_SEND_SYNC)
+SEND_C(MPI_Bsend, THREAD_SEND_BUFFERED)
+ISEND_C(MPI_Isend, THREAD_SEND_STANDARD)
+ISEND_C(MPI_Irsend, THREAD_SEND_STANDARD)
+ISEND_C(MPI_Issend, THREAD_SEND_SYNC)
+ISEND_C(MPI_Ibsend, THREAD_SEND_BUFFERED)
+
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Recv_c(buf, count, type, source, tag, comm, status);
+    return FITS(count) ? thread_recv(tc, buf, (int)count, type, source, tag, status)
+                       : thread_count_too_large(tc, "MPI_Recv_c");
+}
+
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
+    return FITS(count) ? thread_irecv(tc, buf, (int)count, type, source, tag, request)
+                       : thread_count_too_large(tc, "MPI_Irecv_c");
+}
+
+/* A large-count collective whose counts (the condition) fit an int. */
+#define ROUTED_C(Name, params, fits, args)                                           \
+    int Name##_c params                                                              \
+    {                                                                                \
+        thread_comm *tc = thread_owns(comm);                                         \
+        if (!tc)                                                                     \
+            return P##Name##_c args;                                                 \
+        return (fits) ? thread_##Name args : thread_count_too_large(tc, #Name "_c"); \
+    }
+
+ROUTED_C(MPI_Ibcast, (void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+         FITS(count), (buf, (int)count, type, root, comm, request))
+ROUTED_C(MPI_Ireduce,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, root, comm, request))
+ROUTED_C(MPI_Iallreduce,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Ireduce_scatter_block,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Iscan,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Iexscan,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Igather,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          int root, MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm, request))
+ROUTED_C(MPI_Iscatter,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          int root, MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm, request))
+ROUTED_C(MPI_Iallgather,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm, request))
+ROUTED_C(MPI_Ialltoall,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm, request))
+
+REFUSED(MPI_Igatherv_c,
+        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+         const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
+REFUSED(MPI_Iscatterv_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype, void *rbuf,
+         MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iallgatherv_c,
+        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+         const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
+REFUSED(MPI_Ialltoallv_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+         const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
+REFUSED(MPI_Ialltoallw_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+         const MPI_Count rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
+REFUSED(MPI_Ireduce_scatter_c,
+        (const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         MPI_Request *request),
+        (sbuf, rbuf, rcounts, type, op, comm, request))
+#endif

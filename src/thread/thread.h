@@ -61,6 +61,9 @@ int thread_comm_idup(thread_comm *tc, MPI_Comm *newcomm, MPI_Request *request);
 /* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
  * through its error handler, and a warning (once per process). */
 int thread_refuse(thread_comm *tc, const char *call);
+/* A large-count call's count beyond an int: MPI_ERR_COUNT through tc's
+ * error handler. */
+int thread_count_too_large(thread_comm *tc, const char *call);
 /* Attributes: a started thread's own, as MPICH keeps them. */
 int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
 int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);

@@ -107,6 +107,8 @@ int thread_refuse(thread_comm *tc, const char *call)
     return thread_error(tc, MPI_ERR_OTHER, call);
 }
 
+int thread_count_too_large(thread_comm *tc, const char *call) { return thread_error(tc, MPI_ERR_COUNT, call); }
+
 void thread_pause(unsigned *spins)
 {
     unsigned n = (*spins)++, limit = atomic_load_explicit(&spin_limit, memory_order_relaxed);

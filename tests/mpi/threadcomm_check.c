@@ -8,6 +8,7 @@
  * MPI_ERRORS_RETURN, every collective from every root. --loops L frees and
  * re-creates the communicator L times.
  *   threadcomm_check [--threads T] [--uneven] [--loops L] */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -640,6 +641,36 @@ static void nonblocking_more(int rank, int size)
     free(pdb), free(types), free(shared_in);
 }
 
+/* MPI-4's large-count bindings: a ring, a bcast and an allreduce, and a
+ * count beyond an int refused with MPI_ERR_COUNT. */
+static void large_count(int rank, int size)
+{
+#if MPI_VERSION >= 4
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, out[4], in[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 4; i++)
+        out[i] = value(rank, i, 81);
+    MPI_Request req;
+    MPI_Isend_c(out, 4, MPI_INT, right, 81, tcomm, &req);
+    MPI_Recv_c(in, 4, MPI_INT, left, 81, tcomm, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 4; i++)
+        EXPECT(in[i] == value(left, i, 81), "MPI_Recv_c [%d]=%d", i, in[i]);
+    int root_value = rank == size - 1 ? value(rank, 0, 82) : -1, sum = 0;
+    MPI_Request reqs[2];
+    MPI_Status statuses[2];
+    MPI_Ibcast_c(&root_value, 1, MPI_INT, size - 1, tcomm, &reqs[0]);
+    MPI_Iallreduce_c(&rank, &sum, 1, MPI_INT, MPI_SUM, tcomm, &reqs[1]);
+    MPI_Waitall(2, reqs, statuses);
+    EXPECT(root_value == value(size - 1, 0, 82) && sum == size * (size - 1) / 2, "MPI_Ibcast_c %d, MPI_Iallreduce_c %d",
+           root_value, sum);
+    int cls = -1;
+    MPI_Error_class(MPI_Send_c(out, (MPI_Count)INT_MAX + 1, MPI_INT, right, 81, tcomm), &cls);
+    EXPECT(cls == MPI_ERR_COUNT, "MPI_Send_c beyond an int: error class %d", cls);
+#else
+    (void)rank, (void)size;
+#endif
+}
+
 /* Matched probes: each rank sends two messages to its right; the receiver
  * takes the second (by tag) first through MPI_Mprobe and MPI_Mrecv, then the
  * first through MPI_Improbe and MPI_Imrecv. */
@@ -1017,6 +1048,7 @@ static void *thread_main(void *arg)
     nonblocking(rank, size);
     nonblocking_more(rank, size);
     matched_probes(rank, size);
+    large_count(rank, size);
     mixed_requests(rank, size);
     idup(rank, size);
     dup_attributes_and_names(rank);
