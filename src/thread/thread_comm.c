@@ -253,7 +253,10 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     tc->offset = malloc(((size_t)tc->nprocs + 1) * sizeof *tc->offset);
     tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
     tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
-    tc->slot = calloc((size_t)nthreads, sizeof *tc->slot);
+    /* Slots and stages are a cache line each (_Alignas(64)): calloc aligns less. */
+    tc->slot = aligned_alloc(64, (size_t)nthreads * sizeof *tc->slot);
+    if (tc->slot)
+        memset(tc->slot, 0, (size_t)nthreads * sizeof *tc->slot);
     tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
     if (tc->stage)
         memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);

@@ -71,9 +71,11 @@ typedef struct wire_header {
 
 int thread_p2p_create(thread_comm *tc)
 {
-    tc->box = calloc((size_t)tc->nthreads, sizeof *tc->box);
+    /* A mailbox is a cache line of its own (_Alignas(64)): calloc aligns less. */
+    tc->box = aligned_alloc(64, (size_t)tc->nthreads * sizeof *tc->box);
     if (!tc->box)
         return MPI_ERR_NO_MEM;
+    memset(tc->box, 0, (size_t)tc->nthreads * sizeof *tc->box);
     for (int t = 0; t < tc->nthreads; t++) {
         pthread_mutex_init(&tc->box[t].lock, NULL);
         tc->box[t].unexpected_tail = &tc->box[t].unexpected;
