@@ -240,7 +240,7 @@ static void thread_comm_destroy(thread_comm *tc)
 static bool valid_comm(MPI_Comm comm) { return comm != MPI_COMM_NULL && comm; }
 
 /* A communicator of threads[p] threads on each process p of parent (this
- * process's nthreads): its layout, its three duplicates of parent, its
+ * process's nthreads): its layout, its three copies of parent, its
  * queues, registered. Collective over parent's processes (one thread each). */
 static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm **out)
 {
@@ -285,9 +285,12 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     tc->barrier.n = nthreads;
     atomic_store(&tc->barrier.owner, tc);
     choose_spin(nthreads);
+    /* The user's handle copies parent's attributes, as a dup does; the
+     * private ones are splits, which copy none (a keyval's copy and delete
+     * functions run once per new communicator the user sees). */
     if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
-        (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||
-        (rc = PMPI_Comm_dup(parent, &tc->procs)) != MPI_SUCCESS)
+        (rc = PMPI_Comm_split(parent, 0, tc->my_proc, &tc->wire)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_split(parent, 0, tc->my_proc, &tc->procs)) != MPI_SUCCESS)
         goto fail;
     PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
     if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
