@@ -284,7 +284,6 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
             tc->proc_of[r] = p;
     tc->barrier.n = nthreads;
     atomic_store(&tc->barrier.owner, tc);
-    choose_spin(nthreads);
     /* The user's handle copies parent's attributes, as a dup does; the
      * private ones are splits, which copy none (a keyval's copy and delete
      * functions run once per new communicator the user sees). */
@@ -356,6 +355,8 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
         return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
     int rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
     thread_comm *tc = NULL;
+    /* The process's threads: a derived communicator may hold fewer of them. */
+    choose_spin(num_threads);
     if (rc == MPI_SUCCESS)
         rc = build(comm, threads, num_threads, &tc);
     free(threads);
@@ -648,8 +649,7 @@ static int derive(thread_comm *tc, derive_kind kind, int colour, int key, MPI_Co
 
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
 {
-    int rank = 0;
-    thread_comm_rank(tc, &rank);
+    int self = thread_self(tc), rank = self < 0 ? 0 : tc->offset[tc->my_proc] + self;
     return derive(tc, DERIVE_DUP, 0, rank, newcomm, "MPI_Comm_dup by a thread that has not started the communicator");
 }
 
