@@ -262,6 +262,16 @@ static const core_setting settings[] = {
      .description = "OpenSHMEM (libshoal-shmem): shmem_init moves the program's global and static data into "
                     "shared memory, so that other PEs of the node put, get and run atomics on it with loads and "
                     "stores; `0` keeps it private (then only the symmetric heap is remotely accessible)"},
+    {.name = "SHOAL_THREAD_HANDOFF_BYTES",
+     .kind = CORE_SETTING_SIZE,
+     FIELD(thread_handoff),
+     .value = 4096,
+     .fallback = "4096",
+     .default_text = "`4096`",
+     .description = "thread ranks (MPIX_Threadcomm): a message between threads of one process at least this long "
+                    "whose receive is not posted yet is handed over by address, its sender waiting until the "
+                    "receiver has copied it (one copy); a shorter one is copied aside so that its send returns at "
+                    "once (two copies). A receive posted first always copies from the sender's buffer"},
 };
 
 #define SETTINGS_COUNT ((int)(sizeof settings / sizeof settings[0]))

@@ -76,7 +76,8 @@ typedef struct core_config {
     char tuning_file[1024];         /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
     bool probe;                     /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
     bool shmem_globals;             /* SHOAL_SHMEM_GLOBALS: OpenSHMEM PEs share their global data */
-    uint64_t fingerprint;           /* core_config_fingerprint of the above, set at each (re)load */
+    size_t thread_handoff; /* SHOAL_THREAD_HANDOFF_BYTES: thread ranks hand a message this long over by address */
+    uint64_t fingerprint;  /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
 
 /* How a setting's text is read. */

@@ -7,6 +7,7 @@
  * The other collectives route through shim_bindings.c's entry points.
  *
  * May call: every lower layer, and PMPI. */
+#include <limits.h>
 #include <mpi.h>
 
 #include "thread.h"
@@ -92,6 +93,14 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
     thread_comm *tc = thread_owns(comm);
     return tc ? thread_sendrecv(tc, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, status)
               : PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
+                         MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_sendrecv_replace(tc, buf, count, type, dest, stag, source, rtag, status)
+              : PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
@@ -199,10 +208,58 @@ int MPI_Cancel(MPI_Request *request)
     return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
 }
 
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_idup(tc, newcomm, request) : PMPI_Comm_idup(comm, newcomm, request);
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_mprobe(tc, source, tag, message, status) : PMPI_Mprobe(source, tag, comm, message, status);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_improbe(tc, source, tag, flag, message, status)
+              : PMPI_Improbe(source, tag, comm, flag, message, status);
+}
+
+/* A matched message is recognised by its handle: these have no communicator. */
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    int rc;
+    if (thread_messages_pending() && thread_mrecv(buf, count, type, message, status, &rc))
+        return rc;
+    return PMPI_Mrecv(buf, count, type, message, status);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+    int rc;
+    if (thread_messages_pending() && thread_imrecv(buf, count, type, message, request, &rc))
+        return rc;
+    return PMPI_Imrecv(buf, count, type, message, request);
+}
+
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     thread_comm *tc = thread_owns(comm);
     return tc ? thread_comm_dup(tc, newcomm) : PMPI_Comm_dup_with_info(comm, info, newcomm);
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_split(tc, color, key, newcomm) : PMPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_comm_split_type(tc, type, key, newcomm) : PMPI_Comm_split_type(comm, type, key, info, newcomm);
 }
 
 /* Calls shoal does not serve on a thread communicator yet: on one, an error
@@ -215,47 +272,226 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
         return tc ? thread_refuse(tc, #Name) : P##Name args; \
     }
 
-REFUSED(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm))
-REFUSED(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
-        (comm, type, key, info, newcomm))
 REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
 /* The window constructors: in shim_bindings.c, which counts windows. */
-REFUSED(MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request), (comm, newcomm, request))
-REFUSED(MPI_Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
-        (source, tag, comm, message, status))
-REFUSED(MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
-        (source, tag, comm, flag, message, status))
 REFUSED(MPI_Send_init,
         (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request),
         (buf, count, type, dest, tag, comm, request))
 REFUSED(MPI_Recv_init,
         (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
         (buf, count, type, source, tag, comm, request))
-REFUSED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
-REFUSED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
-        (buf, count, type, root, comm, request))
-REFUSED(MPI_Ireduce,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+
+/* The non-blocking collectives shoal serves on a thread communicator. */
+#define ROUTED(Name, params, args) \
+    int Name params { return thread_owns(comm) ? thread_##Name args : P##Name args; }
+
+ROUTED(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+ROUTED(MPI_Ibcast, (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+       (buf, count, type, root, comm, request))
+ROUTED(MPI_Ireduce,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, rbuf, count, type, op, root, comm, request))
+ROUTED(MPI_Iallreduce,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Igather,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+        MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iscatter,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+        MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iallgather,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+ROUTED(MPI_Ialltoall,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+
+ROUTED(MPI_Igatherv,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
+ROUTED(MPI_Iscatterv,
+       (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf, int rcount,
+        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
+ROUTED(MPI_Iallgatherv,
+       (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[], const int displs[],
+        MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
+ROUTED(MPI_Ialltoallv,
+       (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf, const int rcounts[],
+        const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
+ROUTED(MPI_Ireduce_scatter_block,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Iscan,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Iexscan,
+       (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       (sbuf, rbuf, count, type, op, comm, request))
+ROUTED(MPI_Ireduce_scatter,
+       (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+        MPI_Request *request),
+       (sbuf, rbuf, rcounts, type, op, comm, request))
+ROUTED(MPI_Ialltoallw,
+       (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void *rbuf,
+        const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request),
+       (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
+/* Topologies and intercommunicators of a thread communicator's ranks. */
+REFUSED(MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
+        (comm, group, tag, newcomm))
+REFUSED(MPI_Cart_create,
+        (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm),
+        (comm, ndims, dims, periods, reorder, newcomm))
+REFUSED(MPI_Graph_create,
+        (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm),
+        (comm, nnodes, index, edges, reorder, newcomm))
+REFUSED(MPI_Dist_graph_create,
+        (MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[], const int weights[],
+         MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, n, sources, degrees, destinations, weights, info, reorder, newcomm))
+REFUSED(MPI_Dist_graph_create_adjacent,
+        (MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+         const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm),
+        (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, newcomm))
+REFUSED(MPI_Intercomm_create,
+        (MPI_Comm comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newcomm),
+        (comm, local_leader, peer_comm, remote_leader, tag, newcomm))
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count point-to-point and non-blocking collectives on a
+ * thread communicator: the int binding's path where every count fits an int
+ * (MPI_ERR_COUNT otherwise); the v and w forms are refused. */
+#define FITS(count) ((count) >= 0 && (count) <= INT_MAX)
+#define SEND_C(Name, mode)                                                                              \
+    int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                   \
+        thread_comm *tc = thread_owns(comm);                                                            \
+        if (!tc)                                                                                        \
+            return P##Name##_c(buf, count, type, dest, tag, comm);                                      \
+        return FITS(count) ? thread_send(tc, buf, (int)count, type, dest, tag, mode)                    \
+                           : thread_count_too_large(tc, #Name "_c");                                    \
+    }
+#define ISEND_C(Name, mode)                                                                             \
+    int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+                 MPI_Request *request)                                                                  \
+    {                                                                                                   \
+        thread_comm *tc = thread_owns(comm);                                                            \
+        if (!tc)                                                                                        \
+            return P##Name##_c(buf, count, type, dest, tag, comm, request);                             \
+        return FITS(count) ? thread_isend(tc, buf, (int)count, type, dest, tag, mode, request)          \
+                           : thread_count_too_large(tc, #Name "_c");                                    \
+    }
+
+SEND_C(MPI_Send, THREAD_SEND_STANDARD)
+SEND_C(MPI_Rsend, THREAD_SEND_STANDARD)
+SEND_C(MPI_Ssend, THREAD_SEND_SYNC)
+SEND_C(MPI_Bsend, THREAD_SEND_BUFFERED)
+ISEND_C(MPI_Isend, THREAD_SEND_STANDARD)
+ISEND_C(MPI_Irsend, THREAD_SEND_STANDARD)
+ISEND_C(MPI_Issend, THREAD_SEND_SYNC)
+ISEND_C(MPI_Ibsend, THREAD_SEND_BUFFERED)
+
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Recv_c(buf, count, type, source, tag, comm, status);
+    return FITS(count) ? thread_recv(tc, buf, (int)count, type, source, tag, status)
+                       : thread_count_too_large(tc, "MPI_Recv_c");
+}
+
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
+    return FITS(count) ? thread_irecv(tc, buf, (int)count, type, source, tag, request)
+                       : thread_count_too_large(tc, "MPI_Irecv_c");
+}
+
+/* A large-count collective whose counts (the condition) fit an int. */
+#define ROUTED_C(Name, params, fits, args)                                           \
+    int Name##_c params                                                              \
+    {                                                                                \
+        thread_comm *tc = thread_owns(comm);                                         \
+        if (!tc)                                                                     \
+            return P##Name##_c args;                                                 \
+        return (fits) ? thread_##Name args : thread_count_too_large(tc, #Name "_c"); \
+    }
+
+ROUTED_C(MPI_Ibcast, (void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+         FITS(count), (buf, (int)count, type, root, comm, request))
+ROUTED_C(MPI_Ireduce,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, root, comm, request))
+ROUTED_C(MPI_Iallreduce,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Ireduce_scatter_block,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Iscan,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Iexscan,
+         (const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+          MPI_Request *request),
+         FITS(count), (sbuf, rbuf, (int)count, type, op, comm, request))
+ROUTED_C(MPI_Igather,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          int root, MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm, request))
+ROUTED_C(MPI_Iscatter,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          int root, MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm, request))
+ROUTED_C(MPI_Iallgather,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm, request))
+ROUTED_C(MPI_Ialltoall,
+         (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+          MPI_Comm comm, MPI_Request *request),
+         FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm, request))
+
+REFUSED(MPI_Igatherv_c,
+        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+         const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
+REFUSED(MPI_Iscatterv_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype, void *rbuf,
+         MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
+REFUSED(MPI_Iallgatherv_c,
+        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+         const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
+REFUSED(MPI_Ialltoallv_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+         const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
+        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
+REFUSED(MPI_Ialltoallw_c,
+        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+         const MPI_Count rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
          MPI_Request *request),
-        (sbuf, rbuf, count, type, op, root, comm, request))
-REFUSED(MPI_Iallreduce,
-        (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request),
-        (sbuf, rbuf, count, type, op, comm, request))
-REFUSED(MPI_Igather,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-         MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iscatter,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-         MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iallgather,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
+REFUSED(MPI_Ireduce_scatter_c,
+        (const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
          MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
-REFUSED(MPI_Ialltoall,
-        (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcount, rtype, comm, request))
+        (sbuf, rbuf, rcounts, type, op, comm, request))
+#endif

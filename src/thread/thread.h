@@ -9,8 +9,9 @@
  * load per call for it (thread_owns, thread_requests_pending).
  *
  * Owns: the thread communicators (thread_comm.c: init, start, finish, free,
- * ranks), their point-to-point messages and requests (thread_p2p.c), their
- * collectives (thread_coll.c).
+ * ranks, dup and split), their point-to-point messages, matched probes and
+ * requests (thread_p2p.c), their collectives (thread_coll.c) and
+ * non-blocking collectives (thread_nbc.c).
  * May call: core, and PMPI (the host MPI). The collectives' step between
  * processes calls the public MPI_* collectives on a private duplicate of the
  * parent, so that shoal's own process path serves it where it pays. */
@@ -48,10 +49,21 @@ static inline bool thread_requests_pending(void)
 int thread_comm_rank(thread_comm *tc, int *rank);
 int thread_comm_size(thread_comm *tc, int *size);
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm);
+/* Inside the parallel region, by every thread of tc: new thread
+ * communicators (MPI_Comm_free ends them), ranks of one or several
+ * processes; a split must keep each process's ranks consecutive. */
 int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm);
+int thread_comm_split(thread_comm *tc, int colour, int key, MPI_Comm *newcomm);
+int thread_comm_split_type(thread_comm *tc, int type, int key, MPI_Comm *newcomm);
+/* MPI_Comm_idup: a dup, blocking until every thread of tc calls it, and a
+ * request complete already. */
+int thread_comm_idup(thread_comm *tc, MPI_Comm *newcomm, MPI_Request *request);
 /* A call shoal does not serve on a thread communicator: MPI_ERR_OTHER
  * through its error handler, and a warning (once per process). */
 int thread_refuse(thread_comm *tc, const char *call);
+/* A large-count call's count beyond an int: MPI_ERR_COUNT through tc's
+ * error handler. */
+int thread_count_too_large(thread_comm *tc, const char *call);
 /* Attributes: a started thread's own, as MPICH keeps them. */
 int thread_comm_set_attr(thread_comm *tc, int keyval, void *value);
 int thread_comm_get_attr(thread_comm *tc, int keyval, void *value, int *flag);
@@ -71,8 +83,26 @@ int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int so
 int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Request *request);
 int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Status *status);
+/* MPI_Sendrecv_replace: the send goes from a copy of buf. */
+int thread_sendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                            int rtag, MPI_Status *status);
 int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status);
 int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status);
+
+/* Matched probes: a message MPI_Improbe or MPI_Mprobe took stays aside,
+ * under a handle of its own, until MPI_Mrecv or MPI_Imrecv receives it
+ * (those return false, having done nothing, for a host message). */
+extern _Atomic int thread_messages_live;
+static inline bool thread_messages_pending(void)
+{
+    return atomic_load_explicit(&thread_messages_live, memory_order_relaxed) != 0;
+}
+int thread_improbe(thread_comm *tc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+int thread_mprobe(thread_comm *tc, int source, int tag, MPI_Message *message, MPI_Status *status);
+bool thread_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status, int *rc);
+bool thread_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request, int *rc);
+/* A request of tc that is complete already. */
+int thread_request_done(thread_comm *tc, MPI_Request *request);
 
 /* The wait family over arrays that may mix the host's requests and thread
  * communicators' (generalized requests of the host, completed here). */
@@ -126,5 +156,42 @@ THREAD_COLL_DECLARE(, int, int, int)
 THREAD_COLL_DECLARE(_c, MPI_Count, MPI_Count, MPI_Aint)
 #endif
 int thread_MPI_Barrier(MPI_Comm comm);
+
+/* Non-blocking collectives (thread_nbc.c): the call returns at once; the
+ * request completes through the wait family. */
+int thread_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                       MPI_Request *request);
+int thread_MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request);
+int thread_MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                         MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                        const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                           const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                          const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                          MPI_Request *request);
+int thread_MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                          void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                          MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                     MPI_Comm comm, MPI_Request *request);
+int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request);
+int thread_MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request);
 
 #endif

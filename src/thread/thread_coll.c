@@ -138,36 +138,14 @@ int thread_MPI_Barrier(MPI_Comm comm)
     return rc;
 }
 
-/* count elements of type from src to dst (both laid out as type says). */
-static int copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l)
-{
-    if (dst == src || !count)
-        return MPI_SUCCESS;
-    size_t n = (size_t)count * l->size;
-    if (l->dense) {
-        memcpy((char *)dst + l->lb, (const char *)src + l->lb, n);
-        return MPI_SUCCESS;
-    }
-    void *bytes = malloc(n);
-    if (!bytes)
-        return MPI_ERR_NO_MEM;
-    int rc = thread_pack(src, (size_t)count, type, l, bytes);
-    if (rc == MPI_SUCCESS)
-        rc = thread_unpack(bytes, n, dst, type, l);
-    free(bytes);
-    return rc;
-}
+/* Short collectives within one process never meet: each thread that has
+ * input stages it (its own stage, once the readers of its last use are
+ * done) and marks it ready for this call, and each thread that needs a
+ * result waits for the stages it reads, and only those. So a bcast's root
+ * and a reduce's other ranks return at once, as process ranks do, and
+ * nobody waits on a counter every thread writes. */
+static unsigned stage_call(thread_comm *tc, int self) { return ++tc->stage[self].calls; }
 
-/* Room for count elements of a layout, and where element 0 starts in it. */
-static char *alloc_elements(const thread_layout *l, MPI_Count count, void **base)
-{
-    *base = malloc(thread_span(l, (size_t)count) + 1);
-    return *base ? (char *)*base - l->lb : NULL;
-}
-
-/* Short collectives within one process meet once: each thread stages its
- * input (its own stage, once the readers of its last use are done), they
- * meet, and each reads what it needs from the others' stages. */
 static char *stage_claim(thread_comm *tc, int self, int readers)
 {
     thread_stage *st = &tc->stage[self];
@@ -175,7 +153,22 @@ static char *stage_claim(thread_comm *tc, int self, int readers)
     while (atomic_load_explicit(&st->reads, memory_order_acquire) < st->expect)
         thread_pause(&spins);
     st->expect = readers;
-    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* the meeting publishes it */
+    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* stage_publish publishes it */
+    return st->bytes;
+}
+
+static void stage_publish(thread_comm *tc, int self, unsigned number)
+{
+    atomic_store_explicit(&tc->stage[self].ready, number, memory_order_release);
+}
+
+/* owner's stage, once it is ready for this call. */
+static const char *stage_wait(thread_comm *tc, int owner, unsigned number)
+{
+    thread_stage *st = &tc->stage[owner];
+    unsigned spins = 0;
+    while (atomic_load_explicit(&st->ready, memory_order_acquire) != number)
+        thread_pause(&spins);
     return st->bytes;
 }
 
@@ -201,11 +194,12 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
     size_t bytes = (size_t)count * l.size;
     if (!c.spread && bytes <= THREAD_STAGE_BYTES) {
         /* Short, within one process: the root stages the message and goes. */
-        if (c.self == root_self)
+        unsigned number = stage_call(tc, c.self);
+        if (c.self == root_self) {
             rc = thread_pack(buf, (size_t)count, type, &l, stage_claim(tc, root_self, tc->nthreads - 1));
-        meet(&c);
-        if (c.self != root_self) {
-            rc = thread_unpack(tc->stage[root_self].bytes, bytes, buf, type, &l);
+            stage_publish(tc, root_self, number);
+        } else {
+            rc = thread_unpack(stage_wait(tc, root_self, number), bytes, buf, type, &l);
             stage_read(tc, root_self);
         }
         return rc == MPI_SUCCESS ? rc : fail(&c, rc, "MPI_Bcast");
@@ -216,7 +210,7 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
     void *source = here ? tc->slot[root_self].rbuf : tc->slot[0].rbuf;
     BETWEEN_PROCESSES(&c, rc, MPI_Bcast(source, (int)count, type, root_proc, tc->procs));
     meet_after_step(&c);
-    int copied = copy_typed(buf, source, count, type, &l);
+    int copied = thread_copy_typed(buf, source, count, type, &l);
     meet(&c); /* the source stays until every thread has copied it */
     return rc != MPI_SUCCESS ? rc : copied == MPI_SUCCESS ? MPI_SUCCESS : fail(&c, copied, "MPI_Bcast");
 }
@@ -257,15 +251,16 @@ static int reduce_short(call *c, const void *sbuf, void *rbuf, MPI_Count count, 
     thread_comm *tc = c->tc;
     int n = tc->nthreads;
     size_t span = thread_span(l, (size_t)count);
+    unsigned number = stage_call(tc, c->self);
     char *mine = stage_claim(tc, c->self, root < 0 ? n : 1);
     memcpy(mine, (const char *)sbuf + l->lb, span);
-    meet(c);
+    stage_publish(tc, c->self, number);
     if (root >= 0 && root != c->rank)
         return MPI_SUCCESS;
     int rc = MPI_SUCCESS;
-    memcpy((char *)rbuf + l->lb, tc->stage[n - 1].bytes, span);
+    memcpy((char *)rbuf + l->lb, stage_wait(tc, n - 1, number), span);
     for (int t = n - 2; t >= 0 && rc == MPI_SUCCESS; t--)
-        rc = PMPI_Reduce_local(tc->stage[t].bytes - l->lb, rbuf, (int)count, type, op);
+        rc = PMPI_Reduce_local(stage_wait(tc, t, number) - l->lb, rbuf, (int)count, type, op);
     for (int t = 0; t < n; t++)
         stage_read(tc, t);
     return rc;
@@ -339,21 +334,49 @@ static int check_blocks(call *c, MPI_Count count, MPI_Datatype type, thread_layo
     return MPI_SUCCESS;
 }
 
+/* How a block collective's blocks flow: to a root (gather, whose root's
+ * send side MPI_IN_PLACE leaves out), from it (scatter, its receive side),
+ * or among all ranks (allgather and alltoall: every send side). */
+typedef enum { TO_ROOT, FROM_ROOT, AMONG_ALL } block_flow;
+
+/* A block collective's entry: comm entered (with its root, unless the
+ * blocks flow among all), each side this rank takes part in checked, and
+ * the bytes of one rank's block, from its receive side where it has one. */
+static int enter_blocks(MPI_Comm comm, call *c, block_flow flow, int root, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, const void *rbuf, MPI_Count rcount, MPI_Datatype rtype, thread_layout *sl,
+                        thread_layout *rl, size_t *block, const char *name)
+{
+    int rc = flow == AMONG_ALL ? enter(comm, c) : enter_rooted(comm, c, root, name);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool is_root = flow != AMONG_ALL && root == c->rank;
+    bool receives = flow == AMONG_ALL || (flow == TO_ROOT ? is_root : !(is_root && rbuf == MPI_IN_PLACE));
+    bool sends = flow == AMONG_ALL   ? sbuf != MPI_IN_PLACE
+                 : flow == FROM_ROOT ? is_root
+                                     : !(is_root && sbuf == MPI_IN_PLACE);
+    size_t send_block = 0;
+    *sl = *rl = (thread_layout){0};
+    *block = 0;
+    if (receives && (rc = check_blocks(c, rcount, rtype, rl, block, name)) != MPI_SUCCESS)
+        return rc;
+    if (sends && (rc = check_blocks(c, scount, stype, sl, &send_block, name)) != MPI_SUCCESS)
+        return rc;
+    if (!receives)
+        *block = send_block;
+    return MPI_SUCCESS;
+}
+
 static int allgather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                      MPI_Count rcount, MPI_Datatype rtype)
 {
     call c;
-    int rc = enter(comm, &c);
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, AMONG_ALL, 0, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Allgather");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if ((rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Allgather")) != MPI_SUCCESS)
-        return rc;
-    if (sbuf != MPI_IN_PLACE &&
-        (rc = check_blocks(&c, scount, stype, &sl, &(size_t){0}, "MPI_Allgather")) != MPI_SUCCESS)
-        return rc;
     if (!process_blocks(tc, block, 1, false))
         return fail(&c, MPI_ERR_COUNT, "MPI_Allgather: more than 2 GiB between processes");
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
@@ -378,18 +401,14 @@ static int gather(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datatyp
                   MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter_rooted(comm, &c, root, "MPI_Gather's root");
+    thread_layout sl, rl;
+    size_t block;
+    int rc =
+        enter_blocks(comm, &c, TO_ROOT, root, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block, "MPI_Gather");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
     bool is_root = root == c.rank;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if (is_root && (rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Gather")) != MPI_SUCCESS)
-        return rc;
-    if (!(is_root && sbuf == MPI_IN_PLACE) &&
-        (rc = check_blocks(&c, scount, stype, &sl, is_root ? &(size_t){0} : &block, "MPI_Gather")) != MPI_SUCCESS)
-        return rc;
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
     meet_with(&c, sbuf, rbuf);
     char *all = tc->scratch[0];
@@ -421,18 +440,14 @@ static int scatter(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Dataty
                    MPI_Datatype rtype, int root)
 {
     call c;
-    int rc = enter_rooted(comm, &c, root, "MPI_Scatter's root");
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, FROM_ROOT, root, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Scatter");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
     bool is_root = root == c.rank, in_place = is_root && rbuf == MPI_IN_PLACE;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if (is_root && (rc = check_blocks(&c, scount, stype, &sl, &block, "MPI_Scatter")) != MPI_SUCCESS)
-        return rc;
-    if (!in_place &&
-        (rc = check_blocks(&c, rcount, rtype, &rl, is_root ? &(size_t){0} : &block, "MPI_Scatter")) != MPI_SUCCESS)
-        return rc;
     ask_scratch(tc, 0, (size_t)tc->size * block + 1);
     meet_with(&c, sbuf, rbuf);
     char *all = tc->scratch[0];
@@ -462,21 +477,18 @@ static int alltoall(MPI_Comm comm, const void *sbuf, MPI_Count scount, MPI_Datat
                     MPI_Datatype rtype)
 {
     call c;
-    int rc = enter(comm, &c);
+    thread_layout sl, rl;
+    size_t block;
+    int rc = enter_blocks(comm, &c, AMONG_ALL, 0, sbuf, scount, stype, rbuf, rcount, rtype, &sl, &rl, &block,
+                          "MPI_Alltoall");
     if (rc != MPI_SUCCESS)
         return rc;
     thread_comm *tc = c.tc;
-    thread_layout sl, rl;
-    size_t block = 0;
-    if ((rc = check_blocks(&c, rcount, rtype, &rl, &block, "MPI_Alltoall")) != MPI_SUCCESS)
-        return rc;
     if (sbuf == MPI_IN_PLACE) {
         sbuf = rbuf;
         scount = rcount;
         stype = rtype;
         sl = rl;
-    } else if ((rc = check_blocks(&c, scount, stype, &sl, &(size_t){0}, "MPI_Alltoall")) != MPI_SUCCESS) {
-        return rc;
     }
     int n = tc->nthreads, size = tc->size;
     size_t total = (size_t)n * (size_t)size * block;
@@ -557,6 +569,7 @@ static int post(exchange *x, bool send, const void *buf, MPI_Count count, MPI_Da
     if (count < 0 || count > INT_MAX)
         return MPI_ERR_COUNT;
     thread_req *req = &x->reqs[x->n++];
+    *req = (thread_req){0}; /* a slot may be reused: a done one would not wait */
     return send ? thread_coll_send(x->c.tc, x->c.self, buf, (int)count, type, peer, tag, req)
                 : thread_coll_recv(x->c.tc, x->c.self, (void *)buf, (int)count, type, peer, tag, req);
 }
@@ -727,12 +740,12 @@ static int reduce_scatter(MPI_Comm comm, const void *sbuf, void *rbuf, thread_ar
     }
     MPI_Count mine = rcounts.ints || rcounts.counts ? at(rcounts, c.rank) : block;
     void *base;
-    char *all = alloc_elements(&l, total, &base);
+    char *all = thread_alloc_elements(&l, total, &base);
     if (!all)
         return fail(&c, MPI_ERR_NO_MEM, name);
     rc = reduce_common(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, all, total, type, op, -1);
     if (rc == MPI_SUCCESS)
-        rc = copy_typed(rbuf, all + first * l.extent, mine, type, &l);
+        rc = thread_copy_typed(rbuf, all + first * l.extent, mine, type, &l);
     free(base);
     return rc;
 }
@@ -754,23 +767,23 @@ static int scan(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count count, MP
         return exchange_end(&x, MPI_ERR_COUNT, name);
     int me = x.c.rank, size = x.c.tc->size;
     void *acc_base, *prefix_base;
-    char *acc = alloc_elements(&l, count, &acc_base), *prefix = alloc_elements(&l, count, &prefix_base);
+    char *acc = thread_alloc_elements(&l, count, &acc_base), *prefix = thread_alloc_elements(&l, count, &prefix_base);
     if (!acc || !prefix)
         rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS)
-        rc = copy_typed(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &l);
+        rc = thread_copy_typed(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &l);
     if (rc == MPI_SUCCESS && me > 0) {
         rc = post(&x, false, prefix, count, type, me - 1, THREAD_TAG_SCAN);
         if (rc == MPI_SUCCESS)
             rc = thread_coll_wait(x.reqs, x.n);
         x.n = 0;
         if (rc == MPI_SUCCESS && exclusive)
-            rc = copy_typed(rbuf, prefix, count, type, &l);
+            rc = thread_copy_typed(rbuf, prefix, count, type, &l);
         if (rc == MPI_SUCCESS)
             rc = PMPI_Reduce_local(prefix, acc, (int)count, type, op); /* prefix op mine */
     }
     if (rc == MPI_SUCCESS && !exclusive)
-        rc = copy_typed(rbuf, acc, count, type, &l);
+        rc = thread_copy_typed(rbuf, acc, count, type, &l);
     if (rc == MPI_SUCCESS && me + 1 < size)
         rc = post(&x, true, acc, count, type, me + 1, THREAD_TAG_SCAN);
     rc = exchange_end(&x, rc, name);

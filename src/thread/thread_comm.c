@@ -66,7 +66,7 @@ static void registry_remove(thread_comm *tc)
 }
 
 /* This thread's places in the communicators it has started. */
-#define THREAD_MAX_STARTED 16
+#define THREAD_MAX_STARTED 64
 static _Thread_local struct {
     const thread_comm *tc;
     int index;
@@ -98,7 +98,7 @@ static void choose_spin(int threads)
 {
     cpu_set_t mask;
     int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : core_cpu_count();
-    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 16u, memory_order_relaxed);
+    atomic_store_explicit(&spin_limit, cores >= threads ? 2048u : 0u, memory_order_relaxed);
 }
 
 int thread_refuse(thread_comm *tc, const char *call)
@@ -106,6 +106,8 @@ int thread_refuse(thread_comm *tc, const char *call)
     core_log_warn_once("%s on a thread communicator is not served by shoal yet: MPI_ERR_OTHER", call);
     return thread_error(tc, MPI_ERR_OTHER, call);
 }
+
+int thread_count_too_large(thread_comm *tc, const char *call) { return thread_error(tc, MPI_ERR_COUNT, call); }
 
 void thread_pause(unsigned *spins)
 {
@@ -193,6 +195,33 @@ int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, con
     return rc;
 }
 
+/* count elements of type from src to dst (both laid out as type says). */
+int thread_copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l)
+{
+    if (dst == src || !count)
+        return MPI_SUCCESS;
+    size_t n = (size_t)count * l->size;
+    if (l->dense) {
+        memcpy((char *)dst + l->lb, (const char *)src + l->lb, n);
+        return MPI_SUCCESS;
+    }
+    void *bytes = malloc(n);
+    if (!bytes)
+        return MPI_ERR_NO_MEM;
+    int rc = thread_pack(src, (size_t)count, type, l, bytes);
+    if (rc == MPI_SUCCESS)
+        rc = thread_unpack(bytes, n, dst, type, l);
+    free(bytes);
+    return rc;
+}
+
+/* Room for count elements of a layout, and where element 0 starts in it. */
+char *thread_alloc_elements(const thread_layout *l, MPI_Count count, void **base)
+{
+    *base = malloc(thread_span(l, (size_t)count) + 1);
+    return *base ? (char *)*base - l->lb : NULL;
+}
+
 static void thread_comm_destroy(thread_comm *tc)
 {
     free(tc->offset);
@@ -201,6 +230,8 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc->displs);
     free(tc->slot);
     free(tc->stage);
+    free(tc->derive);
+    free(tc->nbc_started);
     free(tc->scratch[0]);
     free(tc->scratch[1]);
     free(tc);
@@ -209,7 +240,7 @@ static void thread_comm_destroy(thread_comm *tc)
 static bool valid_comm(MPI_Comm comm) { return comm != MPI_COMM_NULL && comm; }
 
 /* A communicator of threads[p] threads on each process p of parent (this
- * process's nthreads): its layout, its three duplicates of parent, its
+ * process's nthreads): its layout, its three copies of parent, its
  * queues, registered. Collective over parent's processes (one thread each). */
 static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm **out)
 {
@@ -222,11 +253,16 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     tc->offset = malloc(((size_t)tc->nprocs + 1) * sizeof *tc->offset);
     tc->counts = malloc((size_t)tc->nprocs * sizeof *tc->counts);
     tc->displs = malloc((size_t)tc->nprocs * sizeof *tc->displs);
-    tc->slot = calloc((size_t)nthreads, sizeof *tc->slot);
+    /* Slots and stages are a cache line each (_Alignas(64)): calloc aligns less. */
+    tc->slot = aligned_alloc(64, (size_t)nthreads * sizeof *tc->slot);
+    if (tc->slot)
+        memset(tc->slot, 0, (size_t)nthreads * sizeof *tc->slot);
     tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
     if (tc->stage)
         memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);
-    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage)
+    tc->derive = calloc((size_t)nthreads, sizeof *tc->derive);
+    tc->nbc_started = calloc((size_t)nthreads, sizeof *tc->nbc_started);
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->derive || !tc->nbc_started)
         goto fail;
     long long total = 0;
     for (int p = 0; p < tc->nprocs; p++) {
@@ -248,10 +284,12 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
             tc->proc_of[r] = p;
     tc->barrier.n = nthreads;
     atomic_store(&tc->barrier.owner, tc);
-    choose_spin(nthreads);
+    /* The user's handle copies parent's attributes, as a dup does; the
+     * private ones are splits, which copy none (a keyval's copy and delete
+     * functions run once per new communicator the user sees). */
     if ((rc = PMPI_Comm_dup(parent, &tc->handle)) != MPI_SUCCESS ||
-        (rc = PMPI_Comm_dup(parent, &tc->wire)) != MPI_SUCCESS ||
-        (rc = PMPI_Comm_dup(parent, &tc->procs)) != MPI_SUCCESS)
+        (rc = PMPI_Comm_split(parent, 0, tc->my_proc, &tc->wire)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_split(parent, 0, tc->my_proc, &tc->procs)) != MPI_SUCCESS)
         goto fail;
     PMPI_Comm_set_name(tc->handle, "shoal thread communicator");
     if ((rc = thread_p2p_create(tc)) != MPI_SUCCESS)
@@ -279,10 +317,12 @@ static void release(thread_comm *tc)
 {
     thread_p2p_destroy(tc);
     registry_remove(tc);
+    thread_host_lock();
     PMPI_Comm_free(&tc->wire);
     /* Through shoal's entry point: its process path may hold state for it. */
     MPI_Comm_free(&tc->procs);
     PMPI_Comm_free(&tc->handle);
+    thread_host_unlock();
 }
 
 /* MPICH: outside parallel regions, collective over comm; every process
@@ -315,6 +355,8 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
         return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM), MPI_ERR_NO_MEM;
     int rc = PMPI_Allgather(&num_threads, 1, MPI_INT, threads, 1, MPI_INT, comm);
     thread_comm *tc = NULL;
+    /* The process's threads: a derived communicator may hold fewer of them. */
+    choose_spin(num_threads);
     if (rc == MPI_SUCCESS)
         rc = build(comm, threads, num_threads, &tc);
     free(threads);
@@ -324,14 +366,15 @@ int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm
     return MPI_SUCCESS;
 }
 
-/* Adds tc at this thread's place in this thread's started list. */
-static bool add_started(const thread_comm *tc, int index)
+/* Adds tc at this thread's place in this thread's started list, with the
+ * attributes it starts with (0: none). */
+static bool add_started(const thread_comm *tc, int index, MPI_Comm attributes)
 {
     if (started_count == THREAD_MAX_STARTED)
         return false;
     started[started_count].tc = tc;
     started[started_count].index = index;
-    started[started_count].attributes = 0;
+    started[started_count].attributes = attributes;
     started_count++;
     return true;
 }
@@ -409,41 +452,225 @@ int thread_comm_delete_attr(thread_comm *tc, int keyval)
     return PMPI_Comm_delete_attr(tc->handle, keyval);
 }
 
-/* MPI_Comm_dup inside the parallel region, by every thread: a thread
- * communicator of the same ranks, started already, which MPI_Comm_free
- * ends (as MPICH's derived thread communicators). The first thread of each
- * process builds it; the others take it at the next meeting. */
-int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
+/* MPI_Comm_dup, MPI_Comm_split and MPI_Comm_split_type inside the parallel
+ * region, by every thread of tc: each thread leaves its colour and key, the
+ * first thread of each process learns every rank's (over the processes),
+ * and all of them build the new thread communicators colour by colour, in
+ * ascending order (so that each host call meets the same one everywhere):
+ * a host communicator of the processes that hold members of the colour
+ * (MPI_Comm_split of the handle; a dup uses the handle itself, so that the
+ * host copies the attributes set on it), then build over it. A new
+ * communicator's ranks are its members ordered by key, then by rank in tc;
+ * its threads are started already, and MPI_Comm_free ends it.
+ *
+ * The layers below number a communicator's ranks process by process, so a
+ * split whose order would interleave two processes' threads is refused. */
+typedef enum { DERIVE_DUP, DERIVE_SPLIT, DERIVE_NODE } derive_kind;
+
+typedef struct member {
+    int colour, key, rank;
+} member;
+
+static int by_colour_key_rank(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    if (x->colour != y->colour)
+        return x->colour < y->colour ? -1 : 1;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Every rank's colour and key, in rank order (by the first thread). */
+static int gather_colours(thread_comm *tc, derive_kind kind, int *table)
+{
+    int n = tc->nthreads, *mine = malloc(2 * (size_t)n * sizeof *mine);
+    int *counts = malloc((size_t)tc->nprocs * sizeof *counts), *displs = malloc((size_t)tc->nprocs * sizeof *displs);
+    int rc = mine && counts && displs ? MPI_SUCCESS : MPI_ERR_NO_MEM, node = 0;
+    if (rc == MPI_SUCCESS && kind == DERIVE_NODE) {
+        /* A node's colour: the lowest process of tc on it. */
+        MPI_Comm shared;
+        rc = PMPI_Comm_split_type(tc->procs, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+        if (rc == MPI_SUCCESS) {
+            rc = PMPI_Allreduce(&tc->my_proc, &node, 1, MPI_INT, MPI_MIN, shared);
+            PMPI_Comm_free(&shared);
+        }
+    }
+    for (int t = 0; rc == MPI_SUCCESS && t < n; t++) {
+        int colour = tc->derive[t].colour;
+        mine[2 * t] = kind == DERIVE_NODE && colour != MPI_UNDEFINED ? node : colour;
+        mine[2 * t + 1] = tc->derive[t].key;
+        tc->derive[t].made = NULL;
+    }
+    for (int p = 0; rc == MPI_SUCCESS && p < tc->nprocs; p++) {
+        counts[p] = 2 * (tc->offset[p + 1] - tc->offset[p]);
+        displs[p] = 2 * tc->offset[p];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgatherv(mine, 2 * n, MPI_INT, table, counts, displs, MPI_INT, tc->procs);
+    free(mine);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+/* The members of one colour, ordered, from m[0] to m[count - 1]: this
+ * process's place among the processes holding some (-1: none), how many
+ * processes those are, and each one's number of members (threads). False
+ * where a process's members are not consecutive. */
+static bool colour_layout(const thread_comm *tc, const member *m, int count, int *threads, int *nprocs, int *place)
+{
+    *nprocs = 0;
+    *place = -1;
+    for (int i = 0; i < count; i++) {
+        int proc = tc->proc_of[m[i].rank];
+        if (i > 0 && proc == tc->proc_of[m[i - 1].rank]) {
+            threads[*nprocs - 1]++;
+            continue;
+        }
+        for (int j = 0; j < i; j++)
+            if (tc->proc_of[m[j].rank] == proc)
+                return false;
+        if (proc == tc->my_proc)
+            *place = *nprocs;
+        threads[(*nprocs)++] = 1;
+    }
+    return true;
+}
+
+/* The first thread's part: every new communicator this process takes part
+ * in, built; each thread's in tc->derive. Every process returns the same
+ * error, bar a host failure. */
+static int derive_lead(thread_comm *tc, derive_kind kind)
+{
+    int size = tc->size, *table = malloc(2 * (size_t)size * sizeof *table),
+        *threads = malloc((size_t)tc->nprocs * sizeof *threads);
+    member *m = malloc((size_t)size * sizeof *m);
+    int rc = table && threads && m ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = gather_colours(tc, kind, table);
+    int count = 0;
+    for (int r = 0; rc == MPI_SUCCESS && r < size; r++) {
+        int colour = table[2 * r];
+        if (colour == MPI_UNDEFINED)
+            continue;
+        if (colour < 0)
+            rc = MPI_ERR_ARG;
+        m[count++] = (member){.colour = colour, .key = table[2 * r + 1], .rank = r};
+    }
+    if (rc == MPI_SUCCESS)
+        qsort(m, (size_t)count, sizeof *m, by_colour_key_rank);
+    /* Check every colour before building any. */
+    for (int first = 0, next; rc == MPI_SUCCESS && first < count; first = next) {
+        for (next = first; next < count && m[next].colour == m[first].colour;)
+            next++;
+        int nprocs, place;
+        if (!colour_layout(tc, m + first, next - first, threads, &nprocs, &place))
+            rc = MPI_ERR_OTHER;
+    }
+    for (int first = 0, next; rc == MPI_SUCCESS && first < count; first = next) {
+        for (next = first; next < count && m[next].colour == m[first].colour;)
+            next++;
+        int nprocs, place;
+        colour_layout(tc, m + first, next - first, threads, &nprocs, &place);
+        MPI_Comm host = tc->handle;
+        if (kind != DERIVE_DUP)
+            rc = PMPI_Comm_split(tc->handle, place >= 0 ? 0 : MPI_UNDEFINED, place, &host);
+        if (rc != MPI_SUCCESS || place < 0)
+            continue;
+        thread_comm *made = NULL;
+        rc = build(host, threads, threads[place], &made);
+        if (kind != DERIVE_DUP)
+            PMPI_Comm_free(&host);
+        if (rc != MPI_SUCCESS)
+            continue;
+        made->derived = true;
+        for (int i = first, index = 0; i < next; i++)
+            if (tc->proc_of[m[i].rank] == tc->my_proc) {
+                struct thread_derive *d = &tc->derive[m[i].rank - tc->offset[tc->my_proc]];
+                d->made = made;
+                d->index = index++;
+            }
+    }
+    free(table);
+    free(threads);
+    free(m);
+    return rc;
+}
+
+/* A copy of this thread's attributes on tc for a duplicate of it (the
+ * host runs the keyvals' copy functions), or 0. */
+static MPI_Comm copy_attributes(const thread_comm *tc)
+{
+    for (int i = 0; i < started_count; i++)
+        if (started[i].tc == tc && started[i].attributes) {
+            MPI_Comm copy = 0;
+            pthread_mutex_lock(&attributes_mutex);
+            thread_host_lock();
+            if (PMPI_Comm_dup(started[i].attributes, &copy) != MPI_SUCCESS)
+                copy = 0;
+            thread_host_unlock();
+            pthread_mutex_unlock(&attributes_mutex);
+            return copy;
+        }
+    return 0;
+}
+
+static int derive(thread_comm *tc, derive_kind kind, int colour, int key, MPI_Comm *newcomm, const char *name)
 {
     int self = thread_self(tc);
     if (self < 0)
-        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_dup by a thread that has not started the thread communicator");
+        return thread_error(tc, MPI_ERR_COMM, name);
+    tc->derive[self].colour = colour;
+    tc->derive[self].key = key;
     thread_barrier_wait(&tc->barrier, NULL, NULL);
     if (self == 0) {
-        int *threads = malloc((size_t)tc->nprocs * sizeof *threads);
-        if (!threads)
-            core_fatal("out of memory for %d thread counts", tc->nprocs);
-        for (int p = 0; p < tc->nprocs; p++)
-            threads[p] = tc->offset[p + 1] - tc->offset[p];
         thread_host_lock();
-        int rc = build(tc->handle, threads, tc->nthreads, &tc->dup);
+        tc->derive_rc = derive_lead(tc, kind);
         thread_host_unlock();
-        free(threads);
-        if (rc != MPI_SUCCESS)
-            tc->dup = NULL;
-        else
-            tc->dup->parent = tc;
     }
+    /* What the first thread wrote is read by every thread before it may
+     * write again: after this meeting and the first of the next call. */
     thread_barrier_wait(&tc->barrier, NULL, NULL);
-    thread_comm *dup = tc->dup;
-    if (!dup || !add_started(dup, self)) {
-        thread_barrier_wait(&tc->barrier, NULL, NULL);
-        return thread_error(tc, MPI_ERR_OTHER, "MPI_Comm_dup of a thread communicator failed");
-    }
-    *newcomm = dup->handle;
-    /* tc->dup is read by every thread before the first may dup again. */
-    thread_barrier_wait(&tc->barrier, NULL, NULL);
+    *newcomm = MPI_COMM_NULL;
+    if (tc->derive_rc == MPI_ERR_OTHER)
+        return thread_refuse(tc, "MPI_Comm_split ordering one process's threads apart");
+    if (tc->derive_rc != MPI_SUCCESS)
+        return thread_error(tc, tc->derive_rc, name);
+    thread_comm *made = tc->derive[self].made;
+    if (!made)
+        return MPI_SUCCESS;
+    MPI_Comm attributes = kind == DERIVE_DUP ? copy_attributes(tc) : 0;
+    if (!add_started(made, tc->derive[self].index, attributes))
+        core_fatal("a thread has started more than %d thread communicators", THREAD_MAX_STARTED);
+    *newcomm = made->handle;
     return MPI_SUCCESS;
+}
+
+int thread_comm_dup(thread_comm *tc, MPI_Comm *newcomm)
+{
+    int self = thread_self(tc), rank = self < 0 ? 0 : tc->offset[tc->my_proc] + self;
+    return derive(tc, DERIVE_DUP, 0, rank, newcomm, "MPI_Comm_dup by a thread that has not started the communicator");
+}
+
+int thread_comm_idup(thread_comm *tc, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int rc = thread_comm_dup(tc, newcomm);
+    return rc != MPI_SUCCESS ? rc : thread_request_done(tc, request);
+}
+
+int thread_comm_split(thread_comm *tc, int colour, int key, MPI_Comm *newcomm)
+{
+    return derive(tc, DERIVE_SPLIT, colour, key, newcomm,
+                  "MPI_Comm_split by a thread that has not started the communicator");
+}
+
+int thread_comm_split_type(thread_comm *tc, int type, int key, MPI_Comm *newcomm)
+{
+    if (type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED)
+        return thread_refuse(tc, "MPI_Comm_split_type of a type other than MPI_COMM_TYPE_SHARED");
+    return derive(tc, DERIVE_NODE, type == MPI_UNDEFINED ? MPI_UNDEFINED : 0, key, newcomm,
+                  "MPI_Comm_split_type by a thread that has not started the communicator");
 }
 
 static void reset_arrivals(void *arg) { atomic_store(&((thread_comm *)arg)->arrivals, 0); }
@@ -463,9 +690,7 @@ int MPIX_Threadcomm_start(MPI_Comm threadcomm)
     if (index >= tc->nthreads)
         return thread_error(tc, MPI_ERR_OTHER,
                             "more threads called MPIX_Threadcomm_start than MPIX_Threadcomm_init named");
-    started[started_count].tc = tc;
-    started[started_count].index = index;
-    started_count++;
+    add_started(tc, index, 0);
     /* Every thread has its rank before any returns: ranks are final. */
     thread_barrier_wait(&tc->barrier, reset_arrivals, tc);
     return MPI_SUCCESS;
@@ -491,7 +716,7 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
     thread_comm *tc = threadcomm ? thread_owns(*threadcomm) : NULL;
     if (!tc)
         return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
-    if (tc->parent)
+    if (tc->derived)
         return thread_error(tc, MPI_ERR_COMM, "MPIX_Threadcomm_free of a duplicate: MPI_Comm_free ends those");
     release(tc);
     thread_comm_destroy(tc);
@@ -501,34 +726,33 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm)
 
 static void stop_progress(void *arg) { atomic_store(&((thread_comm *)arg)->barrier.owner, NULL); }
 
-/* MPI_Comm_free: a duplicate, inside the region by every thread; else as
- * MPIX_Threadcomm_free, outside it. */
+/* MPI_Comm_free: a derived communicator, inside the region by every thread
+ * of it; else as MPIX_Threadcomm_free, outside it. */
 int thread_comm_free_handle(thread_comm *tc, MPI_Comm *comm)
 {
     int self = thread_self(tc);
-    if (!tc->parent) {
+    if (!tc->derived) {
         if (self >= 0)
             return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free on a started thread communicator");
         return MPIX_Threadcomm_free(comm);
     }
     if (self < 0)
-        return thread_error(tc, MPI_ERR_COMM,
-                            "MPI_Comm_free of a duplicated thread communicator by a thread outside it");
+        return thread_error(tc, MPI_ERR_COMM, "MPI_Comm_free of a derived thread communicator by a thread outside it");
     /* Every thread leaves tc at its barrier, whose last arrival stops its
-     * waiters moving tc's messages, and meets the others again on the
-     * communicator tc came from: then no thread touches tc, and the first
-     * releases it. */
-    thread_comm *parent = tc->parent;
+     * waiters moving tc's messages; each then says it has gone, its last
+     * touch of tc, and the first thread releases tc once all have. */
+    *comm = MPI_COMM_NULL;
     thread_barrier_wait(&tc->barrier, stop_progress, tc);
     drop_started(tc);
-    thread_barrier_wait(&parent->barrier, NULL, NULL);
-    if (self == 0) {
-        thread_host_lock();
-        release(tc);
-        thread_host_unlock();
-        thread_comm_destroy(tc);
+    if (self != 0) {
+        atomic_fetch_add_explicit(&tc->departed, 1, memory_order_release);
+        return MPI_SUCCESS;
     }
-    *comm = MPI_COMM_NULL;
+    unsigned spins = 0;
+    while (atomic_load_explicit(&tc->departed, memory_order_acquire) < tc->nthreads - 1)
+        thread_pause(&spins);
+    release(tc);
+    thread_comm_destroy(tc);
     return MPI_SUCCESS;
 }
 

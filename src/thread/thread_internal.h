@@ -40,12 +40,16 @@ typedef struct thread_slot {
 } thread_slot;
 
 /* A thread's staging area for short collectives within one process: it
- * copies its input here and goes on; `expect` threads read it, each adding
+ * copies its input here, marks it `ready` with the number of the call it is
+ * for (`calls`: the short collectives this thread has made, alike in every
+ * thread of the process) and goes on; `expect` threads read it, each adding
  * to `reads`, and the owner waits for them before writing it again. */
 #define THREAD_STAGE_BYTES 4096
 typedef struct thread_stage {
     _Alignas(64) _Atomic int reads;
-    int expect;
+    _Atomic unsigned ready;
+    int expect;     /* the owner's */
+    unsigned calls; /* the owner's */
     char bytes[THREAD_STAGE_BYTES];
 } thread_stage;
 
@@ -69,9 +73,20 @@ struct thread_comm {
     struct thread_mailbox *box; /* per thread of this process */
     pthread_mutex_t progress_lock, out_lock;
     struct thread_outgoing *out; /* host sends still in flight */
-    /* MPI_Comm_dup inside the region: the communicator it came from, the
-     * one its first thread built */
-    struct thread_comm *parent, *dup;
+    /* MPI_Comm_dup and MPI_Comm_split inside the region: each thread's
+     * colour and key, and what the first thread made for it; whether this
+     * communicator is such a one (MPI_Comm_free ends it), and how many of
+     * its threads have left it at that free */
+    struct thread_derive {
+        int colour, key;
+        struct thread_comm *made;
+        int index;
+    } * derive;
+    int derive_rc;
+    bool derived;
+    /* non-blocking collectives: each thread's count of those it started */
+    unsigned *nbc_started;
+    _Atomic int departed;
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
     thread_stage *stage; /* per thread */
@@ -100,6 +115,12 @@ size_t thread_span(const thread_layout *l, size_t count);
 /* count elements at buf to bytes (packed), and back; n bytes in all. */
 int thread_pack(const void *buf, size_t count, MPI_Datatype type, const thread_layout *l, void *bytes);
 int thread_unpack(const void *bytes, size_t n, void *buf, MPI_Datatype type, const thread_layout *l);
+
+/* count elements of type from src to dst (both laid out as type says). */
+int thread_copy_typed(void *dst, const void *src, MPI_Count count, MPI_Datatype type, const thread_layout *l);
+/* Room for count elements of a layout (free *base), and where element 0
+ * starts in it. */
+char *thread_alloc_elements(const thread_layout *l, MPI_Count count, void **base);
 
 /* Host MPI calls from several threads at once: where the host was not
  * initialised with MPI_THREAD_MULTIPLE, they take turns under one lock. */
@@ -133,6 +154,8 @@ typedef struct thread_req {
     /* its outcome */
     int got_source, got_tag, error;
     size_t got_bytes;
+    /* the non-blocking collective it is a step of, told when it is done */
+    struct thread_nbc *nbc;
     /* handed to the user */
     MPI_Request handle;
     struct thread_req *registry_next;
@@ -162,5 +185,12 @@ int thread_coll_send(thread_comm *tc, int self, const void *buf, int count, MPI_
 int thread_coll_recv(thread_comm *tc, int self, void *buf, int count, MPI_Datatype type, int source, int tag,
                      thread_req *req);
 int thread_coll_wait(thread_req *reqs, int n);
+/* Hands req to the user as a host generalized request, registered for the
+ * wait family. */
+int thread_req_hand_out(thread_req *req, MPI_Request *request);
+/* Completes a request (a step's: its collective is told). */
+void thread_req_finish(thread_req *req);
+/* A step of nbc is done (thread_nbc.c). */
+void thread_nbc_step_done(struct thread_nbc *nbc);
 
 #endif

@@ -9,9 +9,12 @@
  * remote senders alike.
  *
  * Between threads of one process the receiver copies straight from the
- * sender's buffer (one copy; a message up to THREAD_EAGER_BYTES, or of a
- * datatype that is not dense, is copied aside first so that MPI_Send returns
- * at once, as programs that send before they receive expect). Between
+ * sender's buffer (one copy). Where the receive is not posted yet, a message
+ * shorter than SHOAL_THREAD_HANDOFF_BYTES, or of a datatype that is not
+ * dense, is copied aside so that MPI_Send returns at once, as programs that
+ * send before they receive expect; a longer one is handed over by address,
+ * its sender waiting until the receiver has copied it (MPIActor's
+ * pass-by-address). Between
  * processes a message is one host message on a private duplicate of the
  * parent (a header, then the packed data), sent with PMPI_Isend and taken
  * off the host by whichever thread waits (thread_progress, one at a time so
@@ -28,8 +31,6 @@
 
 #include "thread_internal.h"
 
-/* Local messages up to this many bytes are copied aside at the send. */
-#define THREAD_EAGER_BYTES 4096
 /* Host tags on the wire communicator. */
 enum { WIRE_DATA = 1, WIRE_ACK = 2 };
 /* Header flags. */
@@ -70,9 +71,11 @@ typedef struct wire_header {
 
 int thread_p2p_create(thread_comm *tc)
 {
-    tc->box = calloc((size_t)tc->nthreads, sizeof *tc->box);
+    /* A mailbox is a cache line of its own (_Alignas(64)): calloc aligns less. */
+    tc->box = aligned_alloc(64, (size_t)tc->nthreads * sizeof *tc->box);
     if (!tc->box)
         return MPI_ERR_NO_MEM;
+    memset(tc->box, 0, (size_t)tc->nthreads * sizeof *tc->box);
     for (int t = 0; t < tc->nthreads; t++) {
         pthread_mutex_init(&tc->box[t].lock, NULL);
         tc->box[t].unexpected_tail = &tc->box[t].unexpected;
@@ -125,9 +128,14 @@ static void release_to_host(MPI_Request handle)
 
 static void finish(thread_req *req)
 {
+    struct thread_nbc *nbc = req->nbc; /* read first: a waiter may free req once it is done */
     if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED)
         release_to_host(req->handle);
+    if (nbc)
+        thread_nbc_step_done(nbc);
 }
+
+void thread_req_finish(thread_req *req) { finish(req); }
 
 static void add_outgoing(thread_comm *tc, MPI_Request request, void *buffer)
 {
@@ -213,6 +221,22 @@ static thread_req *take_posted(thread_mailbox *box, int source, int tag)
     return req;
 }
 
+/* The first message in box's unexpected queue that a receive of source and
+ * tag takes, unlinked; NULL if none. The caller holds box->lock. */
+static thread_msg *take_unexpected(thread_mailbox *box, int source, int tag)
+{
+    thread_msg **at = &box->unexpected;
+    while (*at && !matches(source, tag, (*at)->source, (*at)->tag))
+        at = &(*at)->next;
+    thread_msg *m = *at;
+    if (m) {
+        *at = m->next;
+        if (!*at)
+            box->unexpected_tail = at;
+    }
+    return m;
+}
+
 /* Appends m to box's unexpected queue. The caller holds box->lock. */
 static void queue_unexpected(thread_mailbox *box, thread_msg *m)
 {
@@ -249,7 +273,8 @@ static int send_local(thread_comm *tc, int dest_index, thread_msg m, const void 
     thread_mailbox *box = &tc->box[dest_index];
     pthread_mutex_lock(&box->lock);
     thread_req *match = take_posted(box, m.source, m.tag);
-    bool by_address = l->dense && (match || (m.bytes > THREAD_EAGER_BYTES && mode != THREAD_SEND_BUFFERED));
+    bool by_address =
+        l->dense && (match || (m.bytes >= core_config_get()->thread_handoff && mode != THREAD_SEND_BUFFERED));
     if (match)
         pthread_mutex_unlock(&box->lock);
     int rc = MPI_SUCCESS;
@@ -430,14 +455,8 @@ static int recv_start(thread_comm *tc, int self, void *buf, int count, MPI_Datat
     thread_mailbox *box = &tc->box[self];
     req->box = box;
     pthread_mutex_lock(&box->lock);
-    thread_msg **at = &box->unexpected;
-    while (*at && !matches(source, tag, (*at)->source, (*at)->tag))
-        at = &(*at)->next;
-    thread_msg *m = *at;
+    thread_msg *m = take_unexpected(box, source, tag);
     if (m) {
-        *at = m->next;
-        if (!*at)
-            box->unexpected_tail = at;
         pthread_mutex_unlock(&box->lock);
         complete_recv(req, m);
         free(m->owned);
@@ -521,6 +540,25 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
+int thread_sendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                            int rtag, MPI_Status *status)
+{
+    thread_layout l;
+    if (count < 0)
+        return thread_error(tc, MPI_ERR_COUNT, "MPI_Sendrecv_replace's count");
+    if (!thread_layout_of(type, &l))
+        return thread_error(tc, MPI_ERR_TYPE, "MPI_Sendrecv_replace's datatype");
+    void *base;
+    char *copy = thread_alloc_elements(&l, count, &base);
+    if (!copy)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for MPI_Sendrecv_replace");
+    int rc = thread_copy_typed(copy, buf, count, type, &l);
+    if (rc == MPI_SUCCESS)
+        rc = thread_sendrecv(tc, copy, count, type, dest, stag, buf, count, type, source, rtag, status);
+    free(base);
+    return rc;
+}
+
 /* Registered requests, by the host handle of their generalized request. */
 #define REGISTRY_BUCKETS 256
 static thread_req *registry[REGISTRY_BUCKETS];
@@ -587,7 +625,7 @@ static int cancel_request(void *extra, int complete)
     return MPI_SUCCESS; /* not cancelled: the status says so */
 }
 
-static int hand_out(thread_req *req, MPI_Request *request)
+int thread_req_hand_out(thread_req *req, MPI_Request *request)
 {
     thread_host_lock();
     int rc = PMPI_Grequest_start(query_request, free_request, cancel_request, req, &req->handle);
@@ -617,7 +655,7 @@ int thread_isend(thread_comm *tc, const void *buf, int count, MPI_Datatype type,
     if (rc == MPI_SUCCESS)
         rc = send_start(tc, self, buf, count, type, dest, tag, mode, req);
     if (rc == MPI_SUCCESS)
-        rc = hand_out(req, request);
+        rc = thread_req_hand_out(req, request);
     if (rc != MPI_SUCCESS) {
         free(req);
         return thread_error(tc, rc, "a send's arguments");
@@ -640,7 +678,7 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
         free(req);
         return thread_error(tc, rc, "a receive's arguments");
     }
-    rc = hand_out(req, request);
+    rc = thread_req_hand_out(req, request);
     if (rc != MPI_SUCCESS) {
         /* Posted already: it must complete before it goes. */
         wait_req(req);
@@ -650,15 +688,21 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
     return MPI_SUCCESS;
 }
 
-int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status)
+/* What a probe shares: its checks, MPI_PROC_NULL (a flag, a status and no
+ * message), else the first message in this thread's mailbox that a receive
+ * of source and tag would take: its status and, where `take`, the message,
+ * unlinked. */
+static int probe_mailbox(thread_comm *tc, int source, int tag, bool take, int *flag, MPI_Status *status,
+                         thread_msg **taken)
 {
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
         return MPI_ERR_COMM;
     if (check_rank(tc, source, true) != MPI_SUCCESS)
         return thread_error(tc, MPI_ERR_RANK, "a probe's source");
-    if (tag < 0 && tag != MPI_ANY_TAG)
+    if (check_tag(tag, true) != MPI_SUCCESS)
         return thread_error(tc, MPI_ERR_TAG, "a probe's tag");
+    *taken = NULL;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
@@ -668,13 +712,24 @@ int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *s
     thread_mailbox *box = &tc->box[self];
     pthread_mutex_lock(&box->lock);
     thread_msg *m = box->unexpected;
-    while (m && !matches(source, tag, m->source, m->tag))
-        m = m->next;
+    if (take)
+        m = take_unexpected(box, source, tag);
+    else
+        while (m && !matches(source, tag, m->source, m->tag))
+            m = m->next;
     *flag = m != NULL;
     if (m)
         status_fill(status, m->source, m->tag, m->bytes, MPI_SUCCESS);
     pthread_mutex_unlock(&box->lock);
+    if (take)
+        *taken = m;
     return MPI_SUCCESS;
+}
+
+int thread_iprobe(thread_comm *tc, int source, int tag, int *flag, MPI_Status *status)
+{
+    thread_msg *unused;
+    return probe_mailbox(tc, source, tag, false, flag, status, &unused);
 }
 
 int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status)
@@ -686,6 +741,156 @@ int thread_probe(thread_comm *tc, int source, int tag, MPI_Status *status)
             return rc;
         thread_pause(&spins);
     }
+}
+
+/* Messages MPI_Improbe and MPI_Mprobe matched, taken off their mailbox
+ * until MPI_Mrecv or MPI_Imrecv receives them. Their handles never name a
+ * host message: an address of shoal's where MPI_Message is a pointer, else
+ * an integer whose kind bits (MPICH's top two) no host handle has. */
+typedef struct thread_matched {
+    struct thread_matched *next;
+    MPI_Message handle;
+    thread_comm *tc;
+    thread_msg *m;
+} thread_matched;
+
+_Atomic int thread_messages_live;
+static thread_matched *matched;
+static unsigned matched_serial;
+static pthread_mutex_t matched_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void matched_add(thread_matched *rec)
+{
+    memset(&rec->handle, 0, sizeof rec->handle);
+    pthread_mutex_lock(&matched_mutex);
+    if (sizeof rec->handle >= sizeof(uintptr_t)) {
+        uintptr_t address = (uintptr_t)rec;
+        memcpy(&rec->handle, &address, sizeof address);
+    } else {
+        int serial = 0x00100000 | (int)(matched_serial++ & 0xfffff);
+        memcpy(&rec->handle, &serial, sizeof serial < sizeof rec->handle ? sizeof serial : sizeof rec->handle);
+    }
+    rec->next = matched;
+    matched = rec;
+    atomic_fetch_add(&thread_messages_live, 1);
+    pthread_mutex_unlock(&matched_mutex);
+}
+
+/* The matched message of handle, unlinked; NULL where it is not one. */
+static thread_matched *matched_take(MPI_Message handle)
+{
+    pthread_mutex_lock(&matched_mutex);
+    thread_matched **at = &matched;
+    while (*at && memcmp(&(*at)->handle, &handle, sizeof handle))
+        at = &(*at)->next;
+    thread_matched *rec = *at;
+    if (rec) {
+        *at = rec->next;
+        atomic_fetch_sub(&thread_messages_live, 1);
+    }
+    pthread_mutex_unlock(&matched_mutex);
+    return rec;
+}
+
+int thread_improbe(thread_comm *tc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    thread_msg *m;
+    int rc = probe_mailbox(tc, source, tag, true, flag, status, &m);
+    if (rc != MPI_SUCCESS || !*flag)
+        return rc;
+    if (!m) {
+        *message = MPI_MESSAGE_NO_PROC;
+        return MPI_SUCCESS;
+    }
+    thread_matched *rec = malloc(sizeof *rec);
+    if (!rec)
+        core_fatal("out of memory for a matched message");
+    rec->tc = tc;
+    rec->m = m;
+    matched_add(rec);
+    *message = rec->handle;
+    return MPI_SUCCESS;
+}
+
+int thread_mprobe(thread_comm *tc, int source, int tag, MPI_Message *message, MPI_Status *status)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = thread_improbe(tc, source, tag, &flag, message, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        thread_pause(&spins);
+    }
+}
+
+/* Receives a matched message into req (zeroed but for tc): done at once. */
+static int receive_matched(thread_matched *rec, void *buf, int count, MPI_Datatype type, thread_req *req)
+{
+    thread_msg *m = rec->m;
+    req->tc = rec->tc;
+    req->is_recv = true;
+    free(rec);
+    int rc = count < 0 ? MPI_ERR_COUNT : thread_layout_of(type, &req->layout) ? MPI_SUCCESS : MPI_ERR_TYPE;
+    req->buf = buf;
+    req->count = rc == MPI_SUCCESS ? count : 0;
+    req->type = type;
+    if (rc != MPI_SUCCESS)
+        req->layout = (thread_layout){.size = 1, .extent = 1, .true_extent = 1, .dense = true};
+    /* Taken even where the arguments are wrong: its sender must not wait on. */
+    complete_recv(req, m);
+    free(m->owned);
+    free(m);
+    if (rc != MPI_SUCCESS)
+        req->error = rc;
+    return req->error;
+}
+
+bool thread_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status, int *rc)
+{
+    thread_matched *rec = matched_take(*message);
+    if (!rec)
+        return false;
+    thread_req req = {0};
+    *rc = receive_matched(rec, buf, count, type, &req);
+    *message = MPI_MESSAGE_NULL;
+    status_fill(status, req.got_source, req.got_tag, req.got_bytes, req.error);
+    if (*rc != MPI_SUCCESS)
+        *rc = thread_error(req.tc, *rc, "MPI_Mrecv");
+    return true;
+}
+
+bool thread_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request, int *rc)
+{
+    thread_matched *rec = matched_take(*message);
+    if (!rec)
+        return false;
+    thread_req *req = calloc(1, sizeof *req);
+    if (!req)
+        core_fatal("out of memory for a request");
+    receive_matched(rec, buf, count, type, req); /* its error comes with the request */
+    *message = MPI_MESSAGE_NULL;
+    *rc = thread_req_hand_out(req, request);
+    if (*rc != MPI_SUCCESS) {
+        thread_comm *tc = req->tc;
+        free(req);
+        *rc = thread_error(tc, *rc, "no request from the host");
+    }
+    return true;
+}
+
+int thread_request_done(thread_comm *tc, MPI_Request *request)
+{
+    thread_req *req = calloc(1, sizeof *req);
+    if (!req)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
+    req->tc = tc;
+    finish(req);
+    int rc = thread_req_hand_out(req, request);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return thread_error(tc, rc, "no request from the host");
+    }
+    return MPI_SUCCESS;
 }
 
 /* The wait family. Each pass moves every thread request of the array that

@@ -128,6 +128,7 @@ static void test_round_trip(void)
         {"SHOAL_NODE_BCAST", "first"},
         {"SHOAL_ALLTOALL_MAP", "map.txt"},
         {"SHOAL_SHMEM_GLOBALS", "0"},
+        {"SHOAL_THREAD_HANDOFF_BYTES", "64K"},
     };
     int count;
     core_settings(&count);
