@@ -150,9 +150,10 @@ static bool runs_flat(const shim_comm *sc, core_coll c, size_t bytes)
     uint64_t bits = sc->nodes.flat[c];
     if (!(bits >> (k < 40 ? k : 40) & 1))
         return false;
+    size_t klass = k ? (size_t)1 << k : 0;
     core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
-                  "priced below two levels",
-                  core_coll_name(c), k ? (size_t)1 << k : 0, sc->size, sc->nodes.count);
+                  "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
+                  core_coll_name(c), klass, sc->size, sc->nodes.count, core_coll_name(c), klass, sc->nodes.count);
     return true;
 }
 
