@@ -194,7 +194,8 @@ bool plan_node_cuts(core_coll c);
 int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query *node, plan_node_candidate *out,
                          int max);
 /* The cheapest candidate's segment (SHOAL_NODE_SEGMENT forces one);
- * `bytes` itself: not cut. */
+ * `bytes` itself: not cut, as on a link shoal tune --link has not
+ * measured. */
 size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node);
 
 /* Two levels or the host MPI flat: each priced for c of `bytes` per rank

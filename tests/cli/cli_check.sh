@@ -50,7 +50,7 @@ expect 0 "host MPI runs it whole: SHOAL_ACROSS_NODES=0" -- env SHOAL_ACROSS_NODE
 expect 2 "with --nodes, only --ppn and --cores" -- "$shoal" explain bcast 8 --nodes 2 --ppn 2 -np 4
 # Long messages: every segment size priced, the link's figures named.
 expect 0 "link: 3.00 us a message \+ 0.100 ns a byte; built-in guess" -- "$shoal" explain bcast 4M --nodes 2 --ppn 4
-expect 0 "^ +65536 +64 .*<- chosen$" -- "$shoal" explain bcast 4M --nodes 2 --ppn 4 --cores 8
+expect 0 "^ +4194304 +1 .*<- chosen .the link is a guess: whole.$" -- "$shoal" explain bcast 4M --nodes 2 --ppn 4 --cores 8
 expect 0 "segments run one after another" -- "$shoal" explain allreduce 4M --nodes 2 --ppn 8 --cores 2
 expect 0 "^ +4096 +1024 .*<- forced .SHOAL_NODE_SEGMENT.$" -- env SHOAL_NODE_SEGMENT=4K "$shoal" explain reduce 4M --nodes 2 --ppn 2
 expect 0 "unchanged \(us\) +regret" -- "$shoal" explain allgather 1M -np 4 --inputs repeat

@@ -756,6 +756,15 @@ static void test_node_segments(void)
     const size_t big = 8u << 20;
     plan_node_candidate k[48];
     const core_coll cut[] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
+    /* On the built-in link, a guess, a message goes whole. */
+    for (int c = 0; c < 3; c++)
+        CHECK(plan_node_segment(cut[c], big, 4, &node) == big, "%s cut on a guessed link", core_coll_name(cut[c]));
+    /* The same figures, measured (shoal tune --link). */
+    plan_model measured;
+    plan_model_defaults(&measured);
+    measured.link_bw_node = 2 * measured.link_bw;
+    CHECK(plan_model_save(&measured, path) == 0, "save");
+    plan_model_reload();
     for (int c = 0; c < 3; c++) {
         int count = plan_node_candidates(cut[c], big, 4, &node, k, 48), best = 0;
         CHECK(count > 2 && k[0].segment == big && k[0].segments == 1, "%s: %d candidates, the whole first",
@@ -781,8 +790,7 @@ static void test_node_segments(void)
         CHECK(close_to(k[i].ns, (k[i].first_ns + k[i].between_ns + k[i].last_ns) * (double)k[i].segments, 1e-9),
               "oversubscribed segment %zu overlaps", k[i].segment);
     /* A link whose every message costs 10 ms: never cut. */
-    plan_model slow;
-    plan_model_defaults(&slow);
+    plan_model slow = measured;
     slow.link_latency_ns = 1e7;
     CHECK(plan_model_save(&slow, path) == 0, "save");
     plan_model_reload();

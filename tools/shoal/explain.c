@@ -135,7 +135,9 @@ static void node_segments_table(core_coll c, size_t bytes, int nodes, const plan
            overlap ? "the steps of neighbouring segments overlap"
                    : "ranks outnumber cores: segments run one after another");
     printf("  %10s %8s %10s %10s %10s %11s\n", "bytes", "count", "first us", "between us", "last us", "total us");
-    const char *mark = core_config_get()->node_segment ? "  <- forced (SHOAL_NODE_SEGMENT)" : "  <- chosen";
+    const char *mark = core_config_get()->node_segment       ? "  <- forced (SHOAL_NODE_SEGMENT)"
+                       : plan_model_get()->link_bw_node <= 0 ? "  <- chosen (the link is a guess: whole)"
+                                                             : "  <- chosen";
     bool listed = false;
     for (int i = 0; i < count; i++) {
         listed = listed || k[i].segment == chosen;
