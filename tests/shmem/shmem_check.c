@@ -7,9 +7,12 @@
  * global and static variables (which sit at a different address in each
  * process); collectives on teams and on active sets; team splits and
  * contexts on them; locks; the symmetric heap, its exhaustion included.
+ * With --threads N, shmem_init_thread asks for SHMEM_THREAD_MULTIPLE, which
+ * must be given, and N threads of every PE run atomics and puts at once.
  * Sizes and roots are drawn from a seed printed by PE 0 (--seed S repeats
  * a run). Exits non-zero on any PE where a check failed. */
 #include <complex.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -638,6 +641,47 @@ static void check_heap(void)
         shmem_free(blocks[i]);
 }
 
+/* Threads of every PE at once: each adds to every PE's counter and puts
+ * its own slot on every PE; then the counts add up and each slot holds its
+ * writer's mark. */
+#define THREAD_ADDS 200
+static long *thread_counter, *thread_slots;
+static int n_threads;
+
+static void *thread_traffic(void *arg)
+{
+    long thread = (long)(intptr_t)arg;
+    for (int i = 0; i < THREAD_ADDS; i++)
+        for (int pe = 0; pe < npes; pe++)
+            shmem_long_atomic_add(thread_counter, 1, pe);
+    long mark = me * 1000 + thread;
+    for (int pe = 0; pe < npes; pe++)
+        shmem_long_put(&thread_slots[me * n_threads + thread], &mark, 1, pe);
+    shmem_quiet();
+    return NULL;
+}
+
+static void check_threads(void)
+{
+    thread_counter = shmem_calloc(1, sizeof(long));
+    thread_slots = shmem_calloc((size_t)(npes * n_threads), sizeof(long));
+    pthread_t tid[16];
+    for (long t = 0; t < n_threads; t++)
+        pthread_create(&tid[t], NULL, thread_traffic, (void *)(intptr_t)t);
+    for (int t = 0; t < n_threads; t++)
+        pthread_join(tid[t], NULL);
+    shmem_barrier_all();
+    long expected = (long)npes * n_threads * THREAD_ADDS;
+    CHECK(shmem_long_atomic_fetch(thread_counter, me) == expected, "threads' adds: %ld, expected %ld", *thread_counter,
+          expected);
+    for (int pe = 0; pe < npes; pe++)
+        for (int t = 0; t < n_threads; t++)
+            CHECK(thread_slots[pe * n_threads + t] == pe * 1000 + t, "slot of PE %d thread %d: %ld", pe, t,
+                  thread_slots[pe * n_threads + t]);
+    shmem_free(thread_slots);
+    shmem_free(thread_counter);
+}
+
 int main(int argc, char **argv)
 {
     int rounds = 2;
@@ -649,8 +693,16 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            n_threads = atoi(argv[++i]);
     }
-    shmem_init();
+    if (n_threads < 0 || n_threads > 16)
+        n_threads = 16;
+    int provided = SHMEM_THREAD_SINGLE;
+    if (n_threads)
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    else
+        shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
     unsigned long long *shared_seed = shmem_malloc(sizeof *shared_seed);
@@ -666,6 +718,10 @@ int main(int argc, char **argv)
     shmem_info_get_version(&major, &minor);
     shmem_info_get_name(name);
     CHECK(major == 1 && minor == 5 && !strcmp(name, "shoal"), "version %d.%d of %s", major, minor, name);
+    if (n_threads) {
+        CHECK(provided == SHMEM_THREAD_MULTIPLE, "shmem_init_thread gave thread level %d", provided);
+        check_threads();
+    }
     for (int round = 0; round < rounds; round++) {
         check_rma_every_type(round);
         check_sized();
