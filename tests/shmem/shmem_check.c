@@ -266,6 +266,29 @@ static void check_swap_set_fetch(void)
     shmem_free(word);
 }
 
+/* A fetching atomic has written the target's word by the time it returns:
+ * a get right after it, with no quiet between, reads the new value. Each
+ * PE swaps, adds and compare-swaps its own word on every PE. */
+#define READBACK_ROUNDS 20
+static void check_atomic_then_get(void)
+{
+    int *words = shmem_calloc((size_t)npes, sizeof(int));
+    shmem_barrier_all();
+    for (int r = 1; r <= READBACK_ROUNDS; r++)
+        for (int pe = 0; pe < npes; pe++) {
+            int *mine = &words[me];
+            int before = shmem_int_atomic_swap(mine, 3 * r, pe);
+            CHECK(before == 3 * r - 3, "swap on PE %d fetched %d, expected %d", pe, before, 3 * r - 3);
+            CHECK(shmem_int_g(mine, pe) == 3 * r, "get after swap on PE %d", pe);
+            shmem_int_atomic_fetch_add(mine, 1, pe);
+            CHECK(shmem_int_g(mine, pe) == 3 * r + 1, "get after fetch_add on PE %d", pe);
+            shmem_int_atomic_compare_swap(mine, 3 * r + 1, 3 * r, pe);
+            CHECK(shmem_int_g(mine, pe) == 3 * r, "get after compare_swap on PE %d", pe);
+        }
+    shmem_barrier_all();
+    shmem_free(words);
+}
+
 /* Ordering: data, then fence or put_signal, then a flag; the receiver that
  * sees the flag must see the data. The receiver acknowledges each round. */
 #define ORDER_ROUNDS 30
@@ -735,6 +758,7 @@ int main(int argc, char **argv)
 #define CALL_BITWISE_CHECK(T, N) check_bitwise_##N();
     SHOAL_SHMEM_BITWISE_AMO_TYPES(CALL_BITWISE_CHECK)
     check_swap_set_fetch();
+    check_atomic_then_get();
     check_ordering();
     check_wait_forms();
     check_locks();
