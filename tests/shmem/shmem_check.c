@@ -115,6 +115,33 @@ static void check_rma_every_type(int round)
     SHOAL_SHMEM_RMA_TYPES(CALL_RMA_CHECK)
 }
 
+/* Transfers of more than a MiB, an odd number of bytes at an odd offset
+ * (the engine copies long ones in pieces): a put to the next PE, then a
+ * get of the previous PE's block (which holds what the PE before it put). */
+static void check_long_transfer(void)
+{
+    size_t bytes = ((size_t)1 << 20) + 1 + 2 * draw(1 << 19);
+    unsigned char *block = shmem_malloc(bytes + 1), *mine = malloc(bytes), *back = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        mine[i] = (unsigned char)(me * 29 + i * 7 + i / 4099);
+    shmem_barrier_all();
+    shmem_putmem(block + 1, mine, bytes, (me + 1) % npes);
+    shmem_barrier_all();
+    int left = (me + npes - 1) % npes, second_left = (me + 2 * npes - 2) % npes;
+    shmem_getmem(back, block + 1, bytes, left);
+    size_t wrong_put = 0, wrong_got = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        wrong_put += block[1 + i] != (unsigned char)(left * 29 + i * 7 + i / 4099);
+        wrong_got += back[i] != (unsigned char)(second_left * 29 + i * 7 + i / 4099);
+    }
+    CHECK(wrong_put == 0, "%zu of %zu bytes put by PE %d are wrong", wrong_put, bytes, left);
+    CHECK(wrong_got == 0, "%zu of %zu bytes got from PE %d are wrong", wrong_got, bytes, left);
+    shmem_barrier_all();
+    free(back);
+    free(mine);
+    shmem_free(block);
+}
+
 /* putmem and put8..put128 with byte counts drawn at random, to every PE. */
 static void check_sized(void)
 {
@@ -748,6 +775,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++) {
         check_rma_every_type(round);
         check_sized();
+        check_long_transfer();
         if (globals)
             check_globals(round);
         check_collectives_on(SHMEM_TEAM_WORLD, npes, round);

@@ -135,21 +135,27 @@ static bool all_right(shmem_bench *b, bool mine, int me, int npes, const char *p
     return all;
 }
 
+/* memcpy of bytes on one core, warm: the median of single copies (a
+ * loaded machine's preemptions stay out of it). */
 static double memcpy_us(size_t bytes)
 {
     char *a = malloc(bytes), *c = malloc(bytes);
     shmem_bench_fill(a, bytes, 3);
     memcpy(c, a, bytes);
-    int reps = bytes < 65536 ? 2000 : 50;
-    double start = shmem_bench_now_us();
-    for (int i = 0; i < reps; i++) {
-        a[0] = (char)i;
-        memcpy(c, a, bytes);
+    enum { REPS = 31 };
+    double us[REPS];
+    int per = bytes < 65536 ? 64 : 2;
+    for (int r = 0; r < REPS; r++) {
+        double start = shmem_bench_now_us();
+        for (int i = 0; i < per; i++) {
+            a[0] = (char)i;
+            memcpy(c, a, bytes);
+        }
+        us[r] = (shmem_bench_now_us() - start) / per;
     }
-    double us = (shmem_bench_now_us() - start) / reps;
     free(a);
     free(c);
-    return us;
+    return median(us, REPS);
 }
 
 static void print_header(const shmem_bench_options *opt, const shmem_bench *b, const shmem_bench_peer *peer, int npes)
