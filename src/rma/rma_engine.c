@@ -127,44 +127,48 @@ static size_t strided_span(ptrdiff_t stride, size_t count, size_t elem, const ch
     return ((size_t)stride * (count - 1) + 1) * elem;
 }
 
-void rma_put_strided(rma_engine *e, const char *call, void *dst, const void *src, ptrdiff_t dst_stride,
-                     ptrdiff_t src_stride, size_t count, size_t elem, int pe)
+/* count elements of elem bytes from src to dst, dst_stride and src_stride
+ * elements apart, where the target's side (dst of a put, src of a get) is
+ * symmetric on pe. */
+static void transfer_strided(rma_engine *e, const char *call, bool put, char *dst, const char *src,
+                             ptrdiff_t dst_stride, ptrdiff_t src_stride, size_t count, size_t elem, int pe)
 {
     if (count == 0)
         return;
-    size_t span = strided_span(dst_stride, count, elem, call, e);
-    strided_span(src_stride, count, elem, call, e);
+    size_t dst_span = strided_span(dst_stride, count, elem, call, e);
+    size_t src_span = strided_span(src_stride, count, elem, call, e);
     rma_region_id region;
     size_t offset;
-    char *local;
-    resolve(e, call, dst, span, pe, &region, &offset, &local);
-    if (!local) {
+    char *mapped;
+    resolve(e, call, put ? dst : src, put ? dst_span : src_span, pe, &region, &offset, &mapped);
+    if (!mapped && put) {
         e->remote->put_strided(e->remote_ctx, region, offset, dst_stride, src, src_stride, count, elem, pe);
         /* A blocking call: the source may be reused on return. */
         e->remote->quiet(e->remote_ctx);
         return;
     }
+    if (!mapped) {
+        e->remote->get_strided(e->remote_ctx, region, offset, src_stride, dst, dst_stride, count, elem, pe);
+        return;
+    }
+    if (put)
+        dst = mapped;
+    else
+        src = mapped;
     for (size_t i = 0; i < count; i++)
-        memcpy(local + i * (size_t)dst_stride * elem, (const char *)src + i * (size_t)src_stride * elem, elem);
+        memcpy(dst + i * (size_t)dst_stride * elem, src + i * (size_t)src_stride * elem, elem);
+}
+
+void rma_put_strided(rma_engine *e, const char *call, void *dst, const void *src, ptrdiff_t dst_stride,
+                     ptrdiff_t src_stride, size_t count, size_t elem, int pe)
+{
+    transfer_strided(e, call, true, dst, src, dst_stride, src_stride, count, elem, pe);
 }
 
 void rma_get_strided(rma_engine *e, const char *call, void *dst, const void *src, ptrdiff_t dst_stride,
                      ptrdiff_t src_stride, size_t count, size_t elem, int pe)
 {
-    if (count == 0)
-        return;
-    size_t span = strided_span(src_stride, count, elem, call, e);
-    strided_span(dst_stride, count, elem, call, e);
-    rma_region_id region;
-    size_t offset;
-    char *local;
-    resolve(e, call, src, span, pe, &region, &offset, &local);
-    if (!local) {
-        e->remote->get_strided(e->remote_ctx, region, offset, src_stride, dst, dst_stride, count, elem, pe);
-        return;
-    }
-    for (size_t i = 0; i < count; i++)
-        memcpy((char *)dst + i * (size_t)dst_stride * elem, local + i * (size_t)src_stride * elem, elem);
+    transfer_strided(e, call, false, dst, src, dst_stride, src_stride, count, elem, pe);
 }
 
 #define CPU_ATOMIC(T, p, op, operand, compare)                                                     \
