@@ -440,41 +440,56 @@ static void check_globals(int round)
 }
 
 /* Collectives on the world team, a strided team and active sets. */
-static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
-                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
-                            double _Complex *cdst);
+/* What check_collectives_on draws and allocates (alike on every PE, as the
+ * heap is the world's) for run_collectives, which a team's members run. */
+typedef struct collective_case {
+    int round, root;
+    size_t count, k; /* elements a block; alltoalls' elements a pair */
+    int *src, *dst, *sparse;
+    long *lsrc, *ldst;
+    double *dsrc, *ddst;
+    double _Complex *csrc, *cdst;
+} collective_case;
+
+static void run_collectives(shmem_team_t team, const collective_case *c);
 
 /* Called by every PE (the heap is the world's); team's members run the
  * collectives, the others only allocate alike. */
 static void check_collectives_on(shmem_team_t team, int members, int round)
 {
-    size_t count = 1 + draw(300);
-    int root = (int)draw((unsigned)members), n = members;
-    int *src = shmem_malloc(count * (size_t)n * sizeof(int)), *dst = shmem_malloc(count * (size_t)n * sizeof(int));
-    size_t k = count / 3 ? count / 3 : 1;
-    int *sparse = shmem_malloc(3 * k * (size_t)n * sizeof(int));
-    long *lsrc = shmem_malloc(count * sizeof(long)), *ldst = shmem_malloc(count * sizeof(long));
-    double *dsrc = shmem_malloc(count * sizeof(double)), *ddst = shmem_malloc(count * sizeof(double));
-    double _Complex *csrc = shmem_malloc(count * sizeof(double _Complex)),
-                    *cdst = shmem_malloc(count * sizeof(double _Complex));
+    size_t count = 1 + draw(300), n = (size_t)members, k = count / 3 ? count / 3 : 1;
+    collective_case c = {.round = round, .root = (int)draw((unsigned)members), .count = count, .k = k};
+    /* One statement each: every PE allocates in the same order. */
+    c.src = shmem_malloc(count * n * sizeof(int));
+    c.dst = shmem_malloc(count * n * sizeof(int));
+    c.sparse = shmem_malloc(3 * k * n * sizeof(int));
+    c.lsrc = shmem_malloc(count * sizeof(long));
+    c.ldst = shmem_malloc(count * sizeof(long));
+    c.dsrc = shmem_malloc(count * sizeof(double));
+    c.ddst = shmem_malloc(count * sizeof(double));
+    c.csrc = shmem_malloc(count * sizeof(double _Complex));
+    c.cdst = shmem_malloc(count * sizeof(double _Complex));
     if (team != SHMEM_TEAM_INVALID)
-        run_collectives(team, round, count, root, src, dst, k, sparse, lsrc, ldst, dsrc, ddst, csrc, cdst);
-    shmem_free(cdst);
-    shmem_free(csrc);
-    shmem_free(ddst);
-    shmem_free(dsrc);
-    shmem_free(ldst);
-    shmem_free(lsrc);
-    shmem_free(sparse);
-    shmem_free(dst);
-    shmem_free(src);
+        run_collectives(team, &c);
+    shmem_free(c.cdst);
+    shmem_free(c.csrc);
+    shmem_free(c.ddst);
+    shmem_free(c.dsrc);
+    shmem_free(c.ldst);
+    shmem_free(c.lsrc);
+    shmem_free(c.sparse);
+    shmem_free(c.dst);
+    shmem_free(c.src);
 }
 
-static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
-                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
-                            double _Complex *cdst)
+static void run_collectives(shmem_team_t team, const collective_case *c)
 {
-    int n = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);
+    int n = shmem_team_n_pes(team), rank = shmem_team_my_pe(team), round = c->round, root = c->root;
+    size_t count = c->count, k = c->k;
+    int *src = c->src, *dst = c->dst, *sparse = c->sparse;
+    long *lsrc = c->lsrc, *ldst = c->ldst;
+    double *dsrc = c->dsrc, *ddst = c->ddst;
+    double _Complex *csrc = c->csrc, *cdst = c->cdst;
     CHECK(root < n, "root %d of %d", root, n);
     for (size_t i = 0; i < count * (size_t)n; i++)
         src[i] = pattern(rank, i, round);
