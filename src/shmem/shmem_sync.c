@@ -103,7 +103,7 @@ void shmem_clear_lock(long *lock)
 /* A program that loops on shmem_test_lock waits as shmem_set_lock does:
  * its misses in a row (per thread) pace it as rma_backoff paces a wait, so
  * that on a crowded node the holder gets the core it needs to let go (SOS's
- * mt_lock_test, 16 threads spinning on 2 cores, ran past a minute). */
+ * mt_lock_test, 16 threads spinning on 2 cores, ran past 40 s). */
 static _Thread_local long test_lock_misses;
 
 static int test_lock_missed(rma_engine *e, long *lock)
