@@ -43,155 +43,66 @@ static void amo(const char *call, rma_atomic_op op, int width, void *dest, const
 #define WIDTH(T) ((int)sizeof(T))
 #define CHECK_WIDTH(T, N) _Static_assert(sizeof(T) == 4 || sizeof(T) == 8, #N ": atomics on 4 or 8 bytes");
 
-#define DEFINE_AMO(T, N)                                                                                      \
-    CHECK_WIDTH(T, N)                                                                                         \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe)                                                           \
-    {                                                                                                         \
-        T one = 1, old;                                                                                       \
-        amo("shmem_" #N "_atomic_fetch_inc", RMA_AMO_FETCH_ADD, WIDTH(T), dest, &one, NULL, &old, pe);        \
-        return old;                                                                                           \
-    }                                                                                                         \
-    void shmem_##N##_atomic_inc(T *dest, int pe)                                                              \
-    {                                                                                                         \
-        T one = 1;                                                                                            \
-        amo("shmem_" #N "_atomic_inc", RMA_AMO_FETCH_ADD, WIDTH(T), dest, &one, NULL, NULL, pe);              \
-    }                                                                                                         \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe)                                                  \
-    {                                                                                                         \
-        T old;                                                                                                \
-        amo("shmem_" #N "_atomic_fetch_add", RMA_AMO_FETCH_ADD, WIDTH(T), dest, &value, NULL, &old, pe);      \
-        return old;                                                                                           \
-    }                                                                                                         \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe)                                                     \
-    {                                                                                                         \
-        amo("shmem_" #N "_atomic_add", RMA_AMO_FETCH_ADD, WIDTH(T), dest, &value, NULL, NULL, pe);            \
-    }                                                                                                         \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe)                                       \
-    {                                                                                                         \
-        T old;                                                                                                \
-        amo("shmem_" #N "_atomic_compare_swap", RMA_AMO_CSWAP, WIDTH(T), dest, &value, &cond, &old, pe);      \
-        return old;                                                                                           \
-    }                                                                                                         \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                                          \
-    {                                                                                                         \
-        *fetch = shmem_##N##_atomic_fetch_inc(dest, pe);                                                      \
-    }                                                                                                         \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                                 \
-    {                                                                                                         \
-        *fetch = shmem_##N##_atomic_fetch_add(dest, value, pe);                                               \
-    }                                                                                                         \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)                      \
-    {                                                                                                         \
-        *fetch = shmem_##N##_atomic_compare_swap(dest, cond, value, pe);                                      \
-    }                                                                                                         \
-    T shmem_ctx_##N##_atomic_fetch_inc(shmem_ctx_t ctx, T *dest, int pe)                                      \
-    {                                                                                                         \
-        return shmem_##N##_atomic_fetch_inc(dest, osh_ctx_pe(ctx, pe));                                       \
-    }                                                                                                         \
-    void shmem_ctx_##N##_atomic_inc(shmem_ctx_t ctx, T *dest, int pe)                                         \
-    {                                                                                                         \
-        shmem_##N##_atomic_inc(dest, osh_ctx_pe(ctx, pe));                                                    \
-    }                                                                                                         \
-    T shmem_ctx_##N##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value, int pe)                             \
-    {                                                                                                         \
-        return shmem_##N##_atomic_fetch_add(dest, value, osh_ctx_pe(ctx, pe));                                \
-    }                                                                                                         \
-    void shmem_ctx_##N##_atomic_add(shmem_ctx_t ctx, T *dest, T value, int pe)                                \
-    {                                                                                                         \
-        shmem_##N##_atomic_add(dest, value, osh_ctx_pe(ctx, pe));                                             \
-    }                                                                                                         \
-    T shmem_ctx_##N##_atomic_compare_swap(shmem_ctx_t ctx, T *dest, T cond, T value, int pe)                  \
-    {                                                                                                         \
-        return shmem_##N##_atomic_compare_swap(dest, cond, value, osh_ctx_pe(ctx, pe));                       \
-    }                                                                                                         \
-    void shmem_ctx_##N##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch, T *dest, int pe)                     \
-    {                                                                                                         \
-        shmem_##N##_atomic_fetch_inc_nbi(fetch, dest, osh_ctx_pe(ctx, pe));                                   \
-    }                                                                                                         \
-    void shmem_ctx_##N##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe)            \
-    {                                                                                                         \
-        shmem_##N##_atomic_fetch_add_nbi(fetch, dest, value, osh_ctx_pe(ctx, pe));                            \
-    }                                                                                                         \
-    void shmem_ctx_##N##_atomic_compare_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T cond, T value, int pe) \
-    {                                                                                                         \
-        shmem_##N##_atomic_compare_swap_nbi(fetch, dest, cond, value, osh_ctx_pe(ctx, pe));                   \
+/* shmem_<N>_<name>(params..., pe): op on pe's target with value and cond
+ * (pointers, or NULL), the old value returned. */
+#define FETCHING_AMO(T, N, name, params, op, target, value, cond)                          \
+    T shmem_##N##_##name(OSH_LIST params, int pe)                                          \
+    {                                                                                      \
+        T old;                                                                             \
+        amo("shmem_" #N "_" #name, op, WIDTH(T), (void *)(target), value, cond, &old, pe); \
+        return old;                                                                        \
     }
+/* The same on dest without the old value. */
+#define PLAIN_AMO(T, N, name, params, op, value)                               \
+    void shmem_##N##_##name(OSH_LIST params, int pe)                           \
+    {                                                                          \
+        amo("shmem_" #N "_" #name, op, WIDTH(T), dest, value, NULL, NULL, pe); \
+    }
+/* The nbi form of a fetching one: complete on return, which the nbi
+ * semantics allow. */
+#define NBI_FORM(T, N, name, params, args) \
+    void shmem_##N##_##name##_nbi(T *fetch, OSH_LIST params, int pe) { *fetch = shmem_##N##_##name(OSH_LIST args, pe); }
+
+#define DEFINE_AMO(T, N)                                                                                     \
+    CHECK_WIDTH(T, N)                                                                                        \
+    FETCHING_AMO(T, N, atomic_fetch_inc, (T * dest), RMA_AMO_FETCH_ADD, dest, &(T){1}, NULL)                 \
+    PLAIN_AMO(T, N, atomic_inc, (T * dest), RMA_AMO_FETCH_ADD, &(T){1})                                      \
+    FETCHING_AMO(T, N, atomic_fetch_add, (T * dest, T value), RMA_AMO_FETCH_ADD, dest, &value, NULL)         \
+    PLAIN_AMO(T, N, atomic_add, (T * dest, T value), RMA_AMO_FETCH_ADD, &value)                              \
+    FETCHING_AMO(T, N, atomic_compare_swap, (T * dest, T cond, T value), RMA_AMO_CSWAP, dest, &value, &cond) \
+    NBI_FORM(T, N, atomic_fetch_inc, (T * dest), (dest))                                                     \
+    NBI_FORM(T, N, atomic_fetch_add, (T * dest, T value), (dest, value))                                     \
+    NBI_FORM(T, N, atomic_compare_swap, (T * dest, T cond, T value), (dest, cond, value))                    \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_fetch_inc, (T * dest), (dest))                                      \
+    OSH_CTX_FORM(N##_atomic_inc, (T * dest), (dest))                                                         \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_fetch_add, (T * dest, T value), (dest, value))                      \
+    OSH_CTX_FORM(N##_atomic_add, (T * dest, T value), (dest, value))                                         \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_compare_swap, (T * dest, T cond, T value), (dest, cond, value))     \
+    OSH_CTX_FORM(N##_atomic_fetch_inc_nbi, (T * fetch, T * dest), (fetch, dest))                             \
+    OSH_CTX_FORM(N##_atomic_fetch_add_nbi, (T * fetch, T * dest, T value), (fetch, dest, value))             \
+    OSH_CTX_FORM(N##_atomic_compare_swap_nbi, (T * fetch, T * dest, T cond, T value), (fetch, dest, cond, value))
 SHOAL_SHMEM_AMO_TYPES(DEFINE_AMO)
 
-#define DEFINE_EXTENDED_AMO(T, N)                                                                        \
-    T shmem_##N##_atomic_fetch(const T *source, int pe)                                                  \
-    {                                                                                                    \
-        T old;                                                                                           \
-        amo("shmem_" #N "_atomic_fetch", RMA_AMO_FETCH, WIDTH(T), (void *)source, NULL, NULL, &old, pe); \
-        return old;                                                                                      \
-    }                                                                                                    \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe)                                                \
-    {                                                                                                    \
-        amo("shmem_" #N "_atomic_set", RMA_AMO_SET, WIDTH(T), dest, &value, NULL, NULL, pe);             \
-    }                                                                                                    \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe)                                                  \
-    {                                                                                                    \
-        T old;                                                                                           \
-        amo("shmem_" #N "_atomic_swap", RMA_AMO_SWAP, WIDTH(T), dest, &value, NULL, &old, pe);           \
-        return old;                                                                                      \
-    }                                                                                                    \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                                 \
-    {                                                                                                    \
-        *fetch = shmem_##N##_atomic_fetch(source, pe);                                                   \
-    }                                                                                                    \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                                 \
-    {                                                                                                    \
-        *fetch = shmem_##N##_atomic_swap(dest, value, pe);                                               \
-    }                                                                                                    \
-    T shmem_ctx_##N##_atomic_fetch(shmem_ctx_t ctx, const T *source, int pe)                             \
-    {                                                                                                    \
-        return shmem_##N##_atomic_fetch(source, osh_ctx_pe(ctx, pe));                                    \
-    }                                                                                                    \
-    void shmem_ctx_##N##_atomic_set(shmem_ctx_t ctx, T *dest, T value, int pe)                           \
-    {                                                                                                    \
-        shmem_##N##_atomic_set(dest, value, osh_ctx_pe(ctx, pe));                                        \
-    }                                                                                                    \
-    T shmem_ctx_##N##_atomic_swap(shmem_ctx_t ctx, T *dest, T value, int pe)                             \
-    {                                                                                                    \
-        return shmem_##N##_atomic_swap(dest, value, osh_ctx_pe(ctx, pe));                                \
-    }                                                                                                    \
-    void shmem_ctx_##N##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch, const T *source, int pe)            \
-    {                                                                                                    \
-        shmem_##N##_atomic_fetch_nbi(fetch, source, osh_ctx_pe(ctx, pe));                                \
-    }                                                                                                    \
-    void shmem_ctx_##N##_atomic_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe)            \
-    {                                                                                                    \
-        shmem_##N##_atomic_swap_nbi(fetch, dest, value, osh_ctx_pe(ctx, pe));                            \
-    }
+#define DEFINE_EXTENDED_AMO(T, N)                                                          \
+    FETCHING_AMO(T, N, atomic_fetch, (const T *source), RMA_AMO_FETCH, source, NULL, NULL) \
+    PLAIN_AMO(T, N, atomic_set, (T * dest, T value), RMA_AMO_SET, &value)                  \
+    FETCHING_AMO(T, N, atomic_swap, (T * dest, T value), RMA_AMO_SWAP, dest, &value, NULL) \
+    NBI_FORM(T, N, atomic_fetch, (const T *source), (source))                              \
+    NBI_FORM(T, N, atomic_swap, (T * dest, T value), (dest, value))                        \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_fetch, (const T *source), (source))               \
+    OSH_CTX_FORM(N##_atomic_set, (T * dest, T value), (dest, value))                       \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_swap, (T * dest, T value), (dest, value))         \
+    OSH_CTX_FORM(N##_atomic_fetch_nbi, (T * fetch, const T *source), (fetch, source))      \
+    OSH_CTX_FORM(N##_atomic_swap_nbi, (T * fetch, T * dest, T value), (fetch, dest, value))
 SHOAL_SHMEM_EXTENDED_AMO_TYPES(DEFINE_EXTENDED_AMO)
 
-#define DEFINE_BITWISE_OP(T, N, OP, AMO)                                                              \
-    T shmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe)                                         \
-    {                                                                                                 \
-        T old;                                                                                        \
-        amo("shmem_" #N "_atomic_fetch_" #OP, AMO, WIDTH(T), dest, &value, NULL, &old, pe);           \
-        return old;                                                                                   \
-    }                                                                                                 \
-    void shmem_##N##_atomic_##OP(T *dest, T value, int pe)                                            \
-    {                                                                                                 \
-        amo("shmem_" #N "_atomic_" #OP, AMO, WIDTH(T), dest, &value, NULL, NULL, pe);                 \
-    }                                                                                                 \
-    void shmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value, int pe)                      \
-    {                                                                                                 \
-        *fetch = shmem_##N##_atomic_fetch_##OP(dest, value, pe);                                      \
-    }                                                                                                 \
-    T shmem_ctx_##N##_atomic_fetch_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                    \
-    {                                                                                                 \
-        return shmem_##N##_atomic_fetch_##OP(dest, value, osh_ctx_pe(ctx, pe));                       \
-    }                                                                                                 \
-    void shmem_ctx_##N##_atomic_##OP(shmem_ctx_t ctx, T *dest, T value, int pe)                       \
-    {                                                                                                 \
-        shmem_##N##_atomic_##OP(dest, value, osh_ctx_pe(ctx, pe));                                    \
-    }                                                                                                 \
-    void shmem_ctx_##N##_atomic_fetch_##OP##_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe) \
-    {                                                                                                 \
-        shmem_##N##_atomic_fetch_##OP##_nbi(fetch, dest, value, osh_ctx_pe(ctx, pe));                 \
-    }
+#define DEFINE_BITWISE_OP(T, N, OP, AMO)                                                 \
+    FETCHING_AMO(T, N, atomic_fetch_##OP, (T * dest, T value), AMO, dest, &value, NULL)  \
+    PLAIN_AMO(T, N, atomic_##OP, (T * dest, T value), AMO, &value)                       \
+    NBI_FORM(T, N, atomic_fetch_##OP, (T * dest, T value), (dest, value))                \
+    OSH_CTX_FORM_RETURNING(T, N##_atomic_fetch_##OP, (T * dest, T value), (dest, value)) \
+    OSH_CTX_FORM(N##_atomic_##OP, (T * dest, T value), (dest, value))                    \
+    OSH_CTX_FORM(N##_atomic_fetch_##OP##_nbi, (T * fetch, T * dest, T value), (fetch, dest, value))
 #define DEFINE_BITWISE_AMO(T, N)                    \
     DEFINE_BITWISE_OP(T, N, and, RMA_AMO_FETCH_AND) \
     DEFINE_BITWISE_OP(T, N, or, RMA_AMO_FETCH_OR)   \

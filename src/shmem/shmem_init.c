@@ -300,11 +300,15 @@ static int mpi_thread_level(int shmem_level)
  * flush before the tail of a put had landed, now and then on a loaded
  * machine (shmem.np4.cliques2, 3 runs of 6 under 4.1.4). Where shoal starts
  * MPI and the user chose no one-sided component, pt2pt serves the windows
- * over the PEs' memory and sm those MPI allocates itself. */
-static void avoid_host_mpi_faults(void)
+ * over the PEs' memory and sm those MPI allocates itself. pt2pt refuses
+ * to make a window under MPI_THREAD_MULTIPLE (the call aborts the job), so
+ * there ucx serves, the one component left that makes them. */
+static void avoid_host_mpi_faults(int mpi_level)
 {
 #if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
-    setenv("OMPI_MCA_osc", "pt2pt,sm", 0);
+    setenv("OMPI_MCA_osc", mpi_level == MPI_THREAD_MULTIPLE ? "ucx,sm" : "pt2pt,sm", 0);
+#else
+    (void)mpi_level;
 #endif
 }
 
@@ -320,7 +324,7 @@ int shmem_init_thread(int requested, int *provided)
     int started, mpi_level;
     MPI_Initialized(&started);
     if (!started) {
-        avoid_host_mpi_faults();
+        avoid_host_mpi_faults(mpi_thread_level(requested));
         if (MPI_Init_thread(NULL, NULL, mpi_thread_level(requested), &mpi_level) != MPI_SUCCESS)
             osh_fail("shmem_init", "MPI_Init_thread failed");
         osh.started_mpi = true;

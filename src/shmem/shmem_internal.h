@@ -88,6 +88,21 @@ static inline int osh_ctx_pe(shmem_ctx_t ctx, int pe)
     return pe >= 0 && pe < team->n_pes ? team->world_pe[pe] : -1;
 }
 
+/* The context form of an entry point: shmem_ctx_<name>(ctx, params..., pe)
+ * calls shmem_<name>(args..., pe) with pe numbered as ctx's team numbers
+ * it. params and args are parenthesized lists, the PE left out. */
+#define OSH_LIST(...) __VA_ARGS__
+#define OSH_CTX_FORM(name, params, args)                            \
+    void shmem_ctx_##name(shmem_ctx_t ctx, OSH_LIST params, int pe) \
+    {                                                               \
+        shmem_##name(OSH_LIST args, osh_ctx_pe(ctx, pe));           \
+    }
+#define OSH_CTX_FORM_RETURNING(T, name, params, args)            \
+    T shmem_ctx_##name(shmem_ctx_t ctx, OSH_LIST params, int pe) \
+    {                                                            \
+        return shmem_##name(OSH_LIST args, osh_ctx_pe(ctx, pe)); \
+    }
+
 /* The MPI-3 RMA windows over every region, for PEs on other nodes. */
 void osh_remote_open(void);
 void osh_remote_close(void);

@@ -148,8 +148,11 @@ static uint64_t mpi_atomic(rma_atomic_op op, int width, rma_region_id region, si
                              (MPI_Aint)offset, windows[region]);
     else
         MPI_Fetch_and_op(operand_p, result_p, type, pe, (MPI_Aint)offset, op_of(op), windows[region]);
-    /* The result is here, so the operation took place at the target. */
-    MPI_Win_flush_local(pe, windows[region]);
+    /* The result being here does not mean the target's word was written:
+     * Open MPI 4.1's osc/pt2pt answered a swap first, and a get right
+     * after it read the old value (SOS's swapm at 4 PEs on pretend nodes).
+     * A flush completes the operation at the target. */
+    MPI_Win_flush(pe, windows[region]);
     return width == 4 ? result32 : result64;
 }
 

@@ -29,98 +29,70 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
-#define DEFINE_RMA(T, N)                                                                                              \
-    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)                                             \
-    {                                                                                                                 \
-        rma_put(osh_engine("shmem_" #N "_put"), "shmem_" #N "_put", dest, source, nelems * sizeof(T), pe, false);     \
-    }                                                                                                                 \
-    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)                                             \
-    {                                                                                                                 \
-        rma_get(osh_engine("shmem_" #N "_get"), "shmem_" #N "_get", dest, source, nelems * sizeof(T), pe);            \
-    }                                                                                                                 \
-    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                                         \
-    {                                                                                                                 \
-        rma_put(osh_engine("shmem_" #N "_put_nbi"), "shmem_" #N "_put_nbi", dest, source, nelems * sizeof(T), pe,     \
-                true);                                                                                                \
-    }                                                                                                                 \
-    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                                         \
-    {                                                                                                                 \
-        rma_get(osh_engine("shmem_" #N "_get_nbi"), "shmem_" #N "_get_nbi", dest, source, nelems * sizeof(T), pe);    \
-    }                                                                                                                 \
-    void shmem_##N##_p(T *dest, T value, int pe)                                                                      \
-    {                                                                                                                 \
-        rma_put(osh_engine("shmem_" #N "_p"), "shmem_" #N "_p", dest, &value, sizeof(T), pe, false);                  \
-    }                                                                                                                 \
-    T shmem_##N##_g(const T *source, int pe)                                                                          \
-    {                                                                                                                 \
-        T value;                                                                                                      \
-        rma_get(osh_engine("shmem_" #N "_g"), "shmem_" #N "_g", &value, source, sizeof(T), pe);                       \
-        return value;                                                                                                 \
-    }                                                                                                                 \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)              \
-    {                                                                                                                 \
-        rma_put_strided(osh_engine("shmem_" #N "_iput"), "shmem_" #N "_iput", dest, source, dst, sst, nelems,         \
-                        sizeof(T), pe);                                                                               \
-    }                                                                                                                 \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)              \
-    {                                                                                                                 \
-        rma_get_strided(osh_engine("shmem_" #N "_iget"), "shmem_" #N "_iget", dest, source, dst, sst, nelems,         \
-                        sizeof(T), pe);                                                                               \
-    }                                                                                                                 \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,         \
-                                int sig_op, int pe)                                                                   \
-    {                                                                                                                 \
-        put_signal("shmem_" #N "_put_signal", dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);        \
-    }                                                                                                                 \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,     \
-                                    int sig_op, int pe)                                                               \
-    {                                                                                                                 \
-        put_signal("shmem_" #N "_put_signal_nbi", dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);    \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                        \
-    {                                                                                                                 \
-        shmem_##N##_put(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                   \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_get(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                        \
-    {                                                                                                                 \
-        shmem_##N##_get(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                   \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                    \
-    {                                                                                                                 \
-        shmem_##N##_put_nbi(dest, source, nelems, osh_ctx_pe(ctx, pe));                                               \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                    \
-    {                                                                                                                 \
-        shmem_##N##_get_nbi(dest, source, nelems, osh_ctx_pe(ctx, pe));                                               \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)                                                 \
-    {                                                                                                                 \
-        shmem_##N##_p(dest, value, osh_ctx_pe(ctx, pe));                                                              \
-    }                                                                                                                 \
-    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                                                     \
-    {                                                                                                                 \
-        return shmem_##N##_g(source, osh_ctx_pe(ctx, pe));                                                            \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                              int pe)                                                                                 \
-    {                                                                                                                 \
-        shmem_##N##_iput(dest, source, dst, sst, nelems, osh_ctx_pe(ctx, pe));                                        \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                              int pe)                                                                                 \
-    {                                                                                                                 \
-        shmem_##N##_iget(dest, source, dst, sst, nelems, osh_ctx_pe(ctx, pe));                                        \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,     \
-                                    uint64_t signal, int sig_op, int pe)                                              \
-    {                                                                                                                 \
-        shmem_##N##_put_signal(dest, source, nelems, sig_addr, signal, sig_op, osh_ctx_pe(ctx, pe));                  \
-    }                                                                                                                 \
-    void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
-                                        uint64_t signal, int sig_op, int pe)                                          \
-    {                                                                                                                 \
-        shmem_##N##_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, osh_ctx_pe(ctx, pe));              \
-    }
+#define DEFINE_RMA(T, N)                                                                                           \
+    void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)                                          \
+    {                                                                                                              \
+        rma_put(osh_engine("shmem_" #N "_put"), "shmem_" #N "_put", dest, source, nelems * sizeof(T), pe, false);  \
+    }                                                                                                              \
+    void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)                                          \
+    {                                                                                                              \
+        rma_get(osh_engine("shmem_" #N "_get"), "shmem_" #N "_get", dest, source, nelems * sizeof(T), pe);         \
+    }                                                                                                              \
+    void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                                      \
+    {                                                                                                              \
+        rma_put(osh_engine("shmem_" #N "_put_nbi"), "shmem_" #N "_put_nbi", dest, source, nelems * sizeof(T), pe,  \
+                true);                                                                                             \
+    }                                                                                                              \
+    void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                                      \
+    {                                                                                                              \
+        rma_get(osh_engine("shmem_" #N "_get_nbi"), "shmem_" #N "_get_nbi", dest, source, nelems * sizeof(T), pe); \
+    }                                                                                                              \
+    void shmem_##N##_p(T *dest, T value, int pe)                                                                   \
+    {                                                                                                              \
+        rma_put(osh_engine("shmem_" #N "_p"), "shmem_" #N "_p", dest, &value, sizeof(T), pe, false);               \
+    }                                                                                                              \
+    T shmem_##N##_g(const T *source, int pe)                                                                       \
+    {                                                                                                              \
+        T value;                                                                                                   \
+        rma_get(osh_engine("shmem_" #N "_g"), "shmem_" #N "_g", &value, source, sizeof(T), pe);                    \
+        return value;                                                                                              \
+    }                                                                                                              \
+    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)           \
+    {                                                                                                              \
+        rma_put_strided(osh_engine("shmem_" #N "_iput"), "shmem_" #N "_iput", dest, source, dst, sst, nelems,      \
+                        sizeof(T), pe);                                                                            \
+    }                                                                                                              \
+    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)           \
+    {                                                                                                              \
+        rma_get_strided(osh_engine("shmem_" #N "_iget"), "shmem_" #N "_iget", dest, source, dst, sst, nelems,      \
+                        sizeof(T), pe);                                                                            \
+    }                                                                                                              \
+    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,      \
+                                int sig_op, int pe)                                                                \
+    {                                                                                                              \
+        put_signal("shmem_" #N "_put_signal", dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);     \
+    }                                                                                                              \
+    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,  \
+                                    int sig_op, int pe)                                                            \
+    {                                                                                                              \
+        put_signal("shmem_" #N "_put_signal_nbi", dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe); \
+    }                                                                                                              \
+    OSH_CTX_FORM(N##_put, (T * dest, const T *source, size_t nelems), (dest, source, nelems))                      \
+    OSH_CTX_FORM(N##_get, (T * dest, const T *source, size_t nelems), (dest, source, nelems))                      \
+    OSH_CTX_FORM(N##_put_nbi, (T * dest, const T *source, size_t nelems), (dest, source, nelems))                  \
+    OSH_CTX_FORM(N##_get_nbi, (T * dest, const T *source, size_t nelems), (dest, source, nelems))                  \
+    OSH_CTX_FORM(N##_p, (T * dest, T value), (dest, value))                                                        \
+    OSH_CTX_FORM_RETURNING(T, N##_g, (const T *source), (source))                                                  \
+    OSH_CTX_FORM(N##_iput, (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems),               \
+                 (dest, source, dst, sst, nelems))                                                                 \
+    OSH_CTX_FORM(N##_iget, (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems),               \
+                 (dest, source, dst, sst, nelems))                                                                 \
+    OSH_CTX_FORM(N##_put_signal,                                                                                   \
+                 (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op),      \
+                 (dest, source, nelems, sig_addr, signal, sig_op))                                                 \
+    OSH_CTX_FORM(N##_put_signal_nbi,                                                                               \
+                 (T * dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op),      \
+                 (dest, source, nelems, sig_addr, signal, sig_op))
 SHOAL_SHMEM_RMA_TYPES(DEFINE_RMA)
 
 #define DEFINE_SIZED(S, B)                                                                                             \
@@ -150,32 +122,16 @@ SHOAL_SHMEM_RMA_TYPES(DEFINE_RMA)
     {                                                                                                                  \
         put_signal("shmem_put" #S "_signal_nbi", dest, source, nelems *(B), sig_addr, signal, sig_op, pe);             \
     }                                                                                                                  \
-    void shmem_ctx_put##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)                      \
-    {                                                                                                                  \
-        shmem_put##S(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                       \
-    }                                                                                                                  \
-    void shmem_ctx_get##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)                      \
-    {                                                                                                                  \
-        shmem_get##S(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                       \
-    }                                                                                                                  \
-    void shmem_ctx_put##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)                \
-    {                                                                                                                  \
-        shmem_put##S##_nbi(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                 \
-    }                                                                                                                  \
-    void shmem_ctx_get##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)                \
-    {                                                                                                                  \
-        shmem_get##S##_nbi(dest, source, nelems, osh_ctx_pe(ctx, pe));                                                 \
-    }                                                                                                                  \
-    void shmem_ctx_put##S##_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, \
-                                   uint64_t signal, int sig_op, int pe)                                                \
-    {                                                                                                                  \
-        shmem_put##S##_signal(dest, source, nelems, sig_addr, signal, sig_op, osh_ctx_pe(ctx, pe));                    \
-    }                                                                                                                  \
-    void shmem_ctx_put##S##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,                 \
-                                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)                        \
-    {                                                                                                                  \
-        shmem_put##S##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, osh_ctx_pe(ctx, pe));                \
-    }
+    OSH_CTX_FORM(put##S, (void *dest, const void *source, size_t nelems), (dest, source, nelems))                      \
+    OSH_CTX_FORM(get##S, (void *dest, const void *source, size_t nelems), (dest, source, nelems))                      \
+    OSH_CTX_FORM(put##S##_nbi, (void *dest, const void *source, size_t nelems), (dest, source, nelems))                \
+    OSH_CTX_FORM(get##S##_nbi, (void *dest, const void *source, size_t nelems), (dest, source, nelems))                \
+    OSH_CTX_FORM(put##S##_signal,                                                                                      \
+                 (void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op),     \
+                 (dest, source, nelems, sig_addr, signal, sig_op))                                                     \
+    OSH_CTX_FORM(put##S##_signal_nbi,                                                                                  \
+                 (void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op),     \
+                 (dest, source, nelems, sig_addr, signal, sig_op))
 SHOAL_SHMEM_SIZES(DEFINE_SIZED)
 
 #define DEFINE_STRIDED(S, B)                                                                                  \
@@ -187,16 +143,10 @@ SHOAL_SHMEM_SIZES(DEFINE_SIZED)
     {                                                                                                         \
         rma_get_strided(osh_engine("shmem_iget" #S), "shmem_iget" #S, dest, source, dst, sst, nelems, B, pe); \
     }                                                                                                         \
-    void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
-                           size_t nelems, int pe)                                                             \
-    {                                                                                                         \
-        shmem_iput##S(dest, source, dst, sst, nelems, osh_ctx_pe(ctx, pe));                                   \
-    }                                                                                                         \
-    void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
-                           size_t nelems, int pe)                                                             \
-    {                                                                                                         \
-        shmem_iget##S(dest, source, dst, sst, nelems, osh_ctx_pe(ctx, pe));                                   \
-    }
+    OSH_CTX_FORM(iput##S, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems),      \
+                 (dest, source, dst, sst, nelems))                                                            \
+    OSH_CTX_FORM(iget##S, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems),      \
+                 (dest, source, dst, sst, nelems))
 DEFINE_STRIDED(8, 1)
 DEFINE_STRIDED(16, 2)
 DEFINE_STRIDED(32, 4)

@@ -77,8 +77,8 @@ done
 for wrapper in oshcc oshrun shoalcc; do
     [ -x "$prefix/bin/$wrapper" ] && pass "bin/$wrapper installed" || fail "no bin/$wrapper"
 done
-[ -f "$prefix/include/shmem.h" ] && [ -n "$(find "$prefix" -name libshoal-shmem.so)" ] &&
-    pass "OpenSHMEM: include/shmem.h and libshoal-shmem.so installed" || fail "no shmem.h or libshoal-shmem.so"
+[ -f "$prefix/include/shmem.h" ] && [ -f "$prefix/include/shmemx.h" ] && [ -n "$(find "$prefix" -name libshoal-shmem.so)" ] &&
+    pass "OpenSHMEM: include/shmem.h, shmemx.h and libshoal-shmem.so installed" || fail "no shmem.h, shmemx.h or libshoal-shmem.so"
 extra=$(ls "$prefix/bin" | grep -vxE 'shoal|shoal-bench|shoal-sim|oshcc|oshrun|shoalcc' || true)
 [ -z "$extra" ] && pass "bin/ holds the tools only" || fail "bin/ holds more than the tools: $extra"
 [ $failures -eq 0 ] || { echo "install_check: $failures failure(s)"; exit 1; }

@@ -7,9 +7,12 @@
  * global and static variables (which sit at a different address in each
  * process); collectives on teams and on active sets; team splits and
  * contexts on them; locks; the symmetric heap, its exhaustion included.
+ * With --threads N, shmem_init_thread asks for SHMEM_THREAD_MULTIPLE, which
+ * must be given, and N threads of every PE run atomics and puts at once.
  * Sizes and roots are drawn from a seed printed by PE 0 (--seed S repeats
  * a run). Exits non-zero on any PE where a check failed. */
 #include <complex.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +113,33 @@ static void check_rma_every_type(int round)
 {
 #define CALL_RMA_CHECK(T, N) check_rma_##N(round);
     SHOAL_SHMEM_RMA_TYPES(CALL_RMA_CHECK)
+}
+
+/* Transfers of more than a MiB, an odd number of bytes at an odd offset
+ * (the engine copies long ones in pieces): a put to the next PE, then a
+ * get of the previous PE's block (which holds what the PE before it put). */
+static void check_long_transfer(void)
+{
+    size_t bytes = ((size_t)1 << 20) + 1 + 2 * draw(1 << 19);
+    unsigned char *block = shmem_malloc(bytes + 1), *mine = malloc(bytes), *back = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        mine[i] = (unsigned char)(me * 29 + i * 7 + i / 4099);
+    shmem_barrier_all();
+    shmem_putmem(block + 1, mine, bytes, (me + 1) % npes);
+    shmem_barrier_all();
+    int left = (me + npes - 1) % npes, second_left = (me + 2 * npes - 2) % npes;
+    shmem_getmem(back, block + 1, bytes, left);
+    size_t wrong_put = 0, wrong_got = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        wrong_put += block[1 + i] != (unsigned char)(left * 29 + i * 7 + i / 4099);
+        wrong_got += back[i] != (unsigned char)(second_left * 29 + i * 7 + i / 4099);
+    }
+    CHECK(wrong_put == 0, "%zu of %zu bytes put by PE %d are wrong", wrong_put, bytes, left);
+    CHECK(wrong_got == 0, "%zu of %zu bytes got from PE %d are wrong", wrong_got, bytes, left);
+    shmem_barrier_all();
+    free(back);
+    free(mine);
+    shmem_free(block);
 }
 
 /* putmem and put8..put128 with byte counts drawn at random, to every PE. */
@@ -263,6 +293,29 @@ static void check_swap_set_fetch(void)
     shmem_free(word);
 }
 
+/* A fetching atomic has written the target's word by the time it returns:
+ * a get right after it, with no quiet between, reads the new value. Each
+ * PE swaps, adds and compare-swaps its own word on every PE. */
+#define READBACK_ROUNDS 20
+static void check_atomic_then_get(void)
+{
+    int *words = shmem_calloc((size_t)npes, sizeof(int));
+    shmem_barrier_all();
+    for (int r = 1; r <= READBACK_ROUNDS; r++)
+        for (int pe = 0; pe < npes; pe++) {
+            int *mine = &words[me];
+            int before = shmem_int_atomic_swap(mine, 3 * r, pe);
+            CHECK(before == 3 * r - 3, "swap on PE %d fetched %d, expected %d", pe, before, 3 * r - 3);
+            CHECK(shmem_int_g(mine, pe) == 3 * r, "get after swap on PE %d", pe);
+            shmem_int_atomic_fetch_add(mine, 1, pe);
+            CHECK(shmem_int_g(mine, pe) == 3 * r + 1, "get after fetch_add on PE %d", pe);
+            shmem_int_atomic_compare_swap(mine, 3 * r + 1, 3 * r, pe);
+            CHECK(shmem_int_g(mine, pe) == 3 * r, "get after compare_swap on PE %d", pe);
+        }
+    shmem_barrier_all();
+    shmem_free(words);
+}
+
 /* Ordering: data, then fence or put_signal, then a flag; the receiver that
  * sees the flag must see the data. The receiver acknowledges each round. */
 #define ORDER_ROUNDS 30
@@ -387,41 +440,56 @@ static void check_globals(int round)
 }
 
 /* Collectives on the world team, a strided team and active sets. */
-static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
-                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
-                            double _Complex *cdst);
+/* What check_collectives_on draws and allocates (alike on every PE, as the
+ * heap is the world's) for run_collectives, which a team's members run. */
+typedef struct collective_case {
+    int round, root;
+    size_t count, k; /* elements a block; alltoalls' elements a pair */
+    int *src, *dst, *sparse;
+    long *lsrc, *ldst;
+    double *dsrc, *ddst;
+    double _Complex *csrc, *cdst;
+} collective_case;
+
+static void run_collectives(shmem_team_t team, const collective_case *c);
 
 /* Called by every PE (the heap is the world's); team's members run the
  * collectives, the others only allocate alike. */
 static void check_collectives_on(shmem_team_t team, int members, int round)
 {
-    size_t count = 1 + draw(300);
-    int root = (int)draw((unsigned)members), n = members;
-    int *src = shmem_malloc(count * (size_t)n * sizeof(int)), *dst = shmem_malloc(count * (size_t)n * sizeof(int));
-    size_t k = count / 3 ? count / 3 : 1;
-    int *sparse = shmem_malloc(3 * k * (size_t)n * sizeof(int));
-    long *lsrc = shmem_malloc(count * sizeof(long)), *ldst = shmem_malloc(count * sizeof(long));
-    double *dsrc = shmem_malloc(count * sizeof(double)), *ddst = shmem_malloc(count * sizeof(double));
-    double _Complex *csrc = shmem_malloc(count * sizeof(double _Complex)),
-                    *cdst = shmem_malloc(count * sizeof(double _Complex));
+    size_t count = 1 + draw(300), n = (size_t)members, k = count / 3 ? count / 3 : 1;
+    collective_case c = {.round = round, .root = (int)draw((unsigned)members), .count = count, .k = k};
+    /* One statement each: every PE allocates in the same order. */
+    c.src = shmem_malloc(count * n * sizeof(int));
+    c.dst = shmem_malloc(count * n * sizeof(int));
+    c.sparse = shmem_malloc(3 * k * n * sizeof(int));
+    c.lsrc = shmem_malloc(count * sizeof(long));
+    c.ldst = shmem_malloc(count * sizeof(long));
+    c.dsrc = shmem_malloc(count * sizeof(double));
+    c.ddst = shmem_malloc(count * sizeof(double));
+    c.csrc = shmem_malloc(count * sizeof(double _Complex));
+    c.cdst = shmem_malloc(count * sizeof(double _Complex));
     if (team != SHMEM_TEAM_INVALID)
-        run_collectives(team, round, count, root, src, dst, k, sparse, lsrc, ldst, dsrc, ddst, csrc, cdst);
-    shmem_free(cdst);
-    shmem_free(csrc);
-    shmem_free(ddst);
-    shmem_free(dsrc);
-    shmem_free(ldst);
-    shmem_free(lsrc);
-    shmem_free(sparse);
-    shmem_free(dst);
-    shmem_free(src);
+        run_collectives(team, &c);
+    shmem_free(c.cdst);
+    shmem_free(c.csrc);
+    shmem_free(c.ddst);
+    shmem_free(c.dsrc);
+    shmem_free(c.ldst);
+    shmem_free(c.lsrc);
+    shmem_free(c.sparse);
+    shmem_free(c.dst);
+    shmem_free(c.src);
 }
 
-static void run_collectives(shmem_team_t team, int round, size_t count, int root, int *src, int *dst, size_t k,
-                            int *sparse, long *lsrc, long *ldst, double *dsrc, double *ddst, double _Complex *csrc,
-                            double _Complex *cdst)
+static void run_collectives(shmem_team_t team, const collective_case *c)
 {
-    int n = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);
+    int n = shmem_team_n_pes(team), rank = shmem_team_my_pe(team), round = c->round, root = c->root;
+    size_t count = c->count, k = c->k;
+    int *src = c->src, *dst = c->dst, *sparse = c->sparse;
+    long *lsrc = c->lsrc, *ldst = c->ldst;
+    double *dsrc = c->dsrc, *ddst = c->ddst;
+    double _Complex *csrc = c->csrc, *cdst = c->cdst;
     CHECK(root < n, "root %d of %d", root, n);
     for (size_t i = 0; i < count * (size_t)n; i++)
         src[i] = pattern(rank, i, round);
@@ -638,6 +706,47 @@ static void check_heap(void)
         shmem_free(blocks[i]);
 }
 
+/* Threads of every PE at once: each adds to every PE's counter and puts
+ * its own slot on every PE; then the counts add up and each slot holds its
+ * writer's mark. */
+#define THREAD_ADDS 200
+static long *thread_counter, *thread_slots;
+static int n_threads;
+
+static void *thread_traffic(void *arg)
+{
+    long thread = (long)(intptr_t)arg;
+    for (int i = 0; i < THREAD_ADDS; i++)
+        for (int pe = 0; pe < npes; pe++)
+            shmem_long_atomic_add(thread_counter, 1, pe);
+    long mark = me * 1000 + thread;
+    for (int pe = 0; pe < npes; pe++)
+        shmem_long_put(&thread_slots[me * n_threads + thread], &mark, 1, pe);
+    shmem_quiet();
+    return NULL;
+}
+
+static void check_threads(void)
+{
+    thread_counter = shmem_calloc(1, sizeof(long));
+    thread_slots = shmem_calloc((size_t)(npes * n_threads), sizeof(long));
+    pthread_t tid[16];
+    for (long t = 0; t < n_threads; t++)
+        pthread_create(&tid[t], NULL, thread_traffic, (void *)(intptr_t)t);
+    for (int t = 0; t < n_threads; t++)
+        pthread_join(tid[t], NULL);
+    shmem_barrier_all();
+    long expected = (long)npes * n_threads * THREAD_ADDS;
+    CHECK(shmem_long_atomic_fetch(thread_counter, me) == expected, "threads' adds: %ld, expected %ld", *thread_counter,
+          expected);
+    for (int pe = 0; pe < npes; pe++)
+        for (int t = 0; t < n_threads; t++)
+            CHECK(thread_slots[pe * n_threads + t] == pe * 1000 + t, "slot of PE %d thread %d: %ld", pe, t,
+                  thread_slots[pe * n_threads + t]);
+    shmem_free(thread_slots);
+    shmem_free(thread_counter);
+}
+
 int main(int argc, char **argv)
 {
     int rounds = 2;
@@ -649,8 +758,16 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            n_threads = atoi(argv[++i]);
     }
-    shmem_init();
+    if (n_threads < 0 || n_threads > 16)
+        n_threads = 16;
+    int provided = SHMEM_THREAD_SINGLE;
+    if (n_threads)
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    else
+        shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
     unsigned long long *shared_seed = shmem_malloc(sizeof *shared_seed);
@@ -666,9 +783,14 @@ int main(int argc, char **argv)
     shmem_info_get_version(&major, &minor);
     shmem_info_get_name(name);
     CHECK(major == 1 && minor == 5 && !strcmp(name, "shoal"), "version %d.%d of %s", major, minor, name);
+    if (n_threads) {
+        CHECK(provided == SHMEM_THREAD_MULTIPLE, "shmem_init_thread gave thread level %d", provided);
+        check_threads();
+    }
     for (int round = 0; round < rounds; round++) {
         check_rma_every_type(round);
         check_sized();
+        check_long_transfer();
         if (globals)
             check_globals(round);
         check_collectives_on(SHMEM_TEAM_WORLD, npes, round);
@@ -679,6 +801,7 @@ int main(int argc, char **argv)
 #define CALL_BITWISE_CHECK(T, N) check_bitwise_##N();
     SHOAL_SHMEM_BITWISE_AMO_TYPES(CALL_BITWISE_CHECK)
     check_swap_set_fetch();
+    check_atomic_then_get();
     check_ordering();
     check_wait_forms();
     check_locks();

@@ -1,47 +1,51 @@
-/* shoal-bench shmem: OpenSHMEM one-sided figures with the OSU methodology
- * (osu_oshm_put, _get, _put_mr, _atomics), beside the same operations
- * through the host MPI's own MPI-3 RMA (MPI_Put/MPI_Get + MPI_Win_flush on
- * an MPI_Win_allocate window, lock_all), interleaved batch by batch in one
- * run. PE 0 is the origin, PE 1 the target (which calls nothing meanwhile:
- * a put completes without it). Every figure's batch is checked: the target's
- * bytes (put) or the origin's (get) must be the pattern sent.
+/* shmem_bench: the OpenSHMEM one-sided benchmark of shmem_bench.h (OSU's
+ * methodology), on the OpenSHMEM API alone, with an optional second path
+ * interleaved batch by batch.
  *
- *   mpirun -np 2 shoal-bench shmem [-m MIN:MAX] [--batches B]
- *
- * Printed per size: the median over batches of the time per operation (us)
- * for shoal and for MPI RMA, their ratio, and the physical limits beside
- * them: the cache-line transfer between two cores (small sizes) and
- * memcpy of the size (large ones). Ends OpenSHMEM; the caller ends MPI. */
+ * Printed per size: the median over batches of the time per operation
+ * (us), the second path's beside it with their ratio, and memcpy of the
+ * size on one core (the physical limit of a put inside a node).
+ * Calls: the OpenSHMEM API, libc. */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "core_sys.h"
-#include "bench_run.h"
+#include "shmem_bench.h"
 
-#define MR_WINDOW 64 /* puts between two quiets in the message rate (OSU's window) */
+const char *const shmem_bench_op_names[SHMEM_BENCH_OPS] = {"put", "get",          "put_mr", "fetch_add",
+                                                           "add", "compare_swap", "swap",   "fetch"};
 
-typedef enum { OP_PUT, OP_GET, OP_PUT_RATE, OP_FETCH_ADD, OP_ADD, OP_CSWAP, OP_SWAP, OP_FETCH, OP_COUNT } shmem_op;
-static const char *const op_names[OP_COUNT] = {"put", "get",          "put_mr", "fetch_add",
-                                               "add", "compare_swap", "swap",   "fetch"};
-
+/* The symmetric objects of a run. */
 typedef struct shmem_bench {
-    char *heap_dst, *heap_src; /* symmetric: shoal's path */
-    char *win_base;            /* the MPI window's memory */
-    MPI_Win win;
-    char *local; /* the origin's private buffer */
+    char *heap_dst, *heap_src; /* put target, get source */
+    char *local;               /* the origin's private buffer */
     long *counter;
-    size_t max_bytes;
+    int *verdicts; /* [n_pes] on PE 0: each PE's check of a batch */
 } shmem_bench;
 
-static void fill(char *buf, size_t bytes, int salt)
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Not core_median: this file is also built by another OpenSHMEM's
+ * compiler (scripts/shmem-peer-bench.sh), with nothing of shoal's. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void shmem_bench_fill(char *buf, size_t bytes, int salt)
 {
     for (size_t i = 0; i < bytes; i++)
         buf[i] = (char)(i * 13 + (size_t)salt);
 }
 
-static bool holds(const char *buf, size_t bytes, int salt)
+bool shmem_bench_holds(const char *buf, size_t bytes, int salt)
 {
     for (size_t i = 0; i < bytes; i++)
         if (buf[i] != (char)(i * 13 + (size_t)salt))
@@ -49,201 +53,204 @@ static bool holds(const char *buf, size_t bytes, int salt)
     return true;
 }
 
-/* One batch of iterations of op at bytes on one path; the time per
- * operation in us, as PE 0 measured it (the others get 0). */
-static double run_batch(shmem_bench *b, shmem_op op, size_t bytes, int iterations, bool via_shoal, int me)
+double shmem_bench_now_us(void)
 {
-    double start = 0;
-    if (me == 0) {
-        int warmup = iterations / 10 + 1;
-        for (int i = -warmup; i < iterations; i++) {
-            if (i == 0)
-                start = MPI_Wtime();
-            long one = 1, old;
-            switch (op) {
-            case OP_PUT:
-                if (via_shoal) {
-                    shmem_putmem(b->heap_dst, b->local, bytes, 1);
-                    shmem_quiet();
-                } else {
-                    PMPI_Put(b->local, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, b->win);
-                    PMPI_Win_flush(1, b->win);
-                }
-                break;
-            case OP_GET:
-                if (via_shoal) {
-                    shmem_getmem(b->local, b->heap_src, bytes, 1);
-                } else {
-                    PMPI_Get(b->local, (int)bytes, MPI_BYTE, 1, (MPI_Aint)b->max_bytes, (int)bytes, MPI_BYTE, b->win);
-                    PMPI_Win_flush(1, b->win);
-                }
-                break;
-            case OP_PUT_RATE:
-                for (int k = 0; k < MR_WINDOW; k++) {
-                    if (via_shoal)
-                        shmem_putmem_nbi(b->heap_dst, b->local, bytes, 1);
-                    else
-                        PMPI_Put(b->local, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, b->win);
-                }
-                if (via_shoal)
-                    shmem_quiet();
-                else
-                    PMPI_Win_flush(1, b->win);
-                break;
-            default: {
-                MPI_Aint counter_at = (MPI_Aint)(2 * b->max_bytes);
-                if (via_shoal) {
-                    if (op == OP_FETCH_ADD)
-                        old = shmem_long_atomic_fetch_add(b->counter, one, 1);
-                    else if (op == OP_ADD)
-                        shmem_long_atomic_add(b->counter, one, 1);
-                    else if (op == OP_CSWAP)
-                        old = shmem_long_atomic_compare_swap(b->counter, 0, 0, 1);
-                    else if (op == OP_SWAP)
-                        old = shmem_long_atomic_swap(b->counter, 0, 1);
-                    else
-                        old = shmem_long_atomic_fetch(b->counter, 1);
-                } else {
-                    long zero = 0;
-                    if (op == OP_FETCH_ADD)
-                        PMPI_Fetch_and_op(&one, &old, MPI_LONG, 1, counter_at, MPI_SUM, b->win);
-                    else if (op == OP_ADD)
-                        PMPI_Accumulate(&one, 1, MPI_LONG, 1, counter_at, 1, MPI_LONG, MPI_SUM, b->win);
-                    else if (op == OP_CSWAP)
-                        PMPI_Compare_and_swap(&zero, &zero, &old, MPI_LONG, 1, counter_at, b->win);
-                    else if (op == OP_SWAP)
-                        PMPI_Fetch_and_op(&zero, &old, MPI_LONG, 1, counter_at, MPI_REPLACE, b->win);
-                    else
-                        PMPI_Fetch_and_op(NULL, &old, MPI_LONG, 1, counter_at, MPI_NO_OP, b->win);
-                    PMPI_Win_flush(1, b->win);
-                }
-                (void)old;
-            }
-            }
-        }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+bool shmem_bench_parse(int argc, char **argv, int first, shmem_bench_options *opt)
+{
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            sscanf(argv[++i], "%zu:%zu", &opt->min, &opt->max);
+        else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+            opt->batches = atoi(argv[++i]);
+        else
+            return false;
     }
-    double per_op = me == 0 ? (MPI_Wtime() - start) * 1e6 / iterations : 0;
-    if (op == OP_PUT_RATE)
-        per_op /= MR_WINDOW;
-    return per_op;
+    if (opt->batches < 1 || opt->batches > 99)
+        opt->batches = 5;
+    if (opt->min < 1 || opt->max < opt->min)
+        opt->min = 8, opt->max = (size_t)1 << 20;
+    return true;
 }
 
-/* After a batch: the bytes the path moved are the pattern. */
-static bool batch_right(shmem_bench *b, shmem_op op, size_t bytes, bool via_shoal, int me)
+/* One batch of iterations of op at bytes (after a tenth as many to warm
+ * up); the time per operation in us as PE 0 measured it. */
+static double run_batch(shmem_bench *b, shmem_bench_op op, size_t bytes, int iterations, int me)
 {
-    int ok = 1;
-    /* The origin flushed; after the barrier the target syncs its public
-     * and private copies (MPI's separate memory model needs it). */
-    PMPI_Barrier(MPI_COMM_WORLD);
-    PMPI_Win_sync(b->win);
-    if ((op == OP_PUT || op == OP_PUT_RATE) && me == 1)
-        ok = holds(via_shoal ? b->heap_dst : b->win_base, bytes, 1);
-    else if (op == OP_GET && me == 0)
-        ok = holds(b->local, bytes, 2);
-    if (!ok)
-        fprintf(stderr, "PE %d: %s %s of %zu bytes: the bytes are not what was sent\n", me,
-                via_shoal ? "shoal" : "MPI RMA", op_names[op], bytes);
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return ok;
+    if (me != 0)
+        return 0;
+    double start = 0;
+    int warmup = iterations / 10 + 1;
+    for (int i = -warmup; i < iterations; i++) {
+        if (i == 0)
+            start = shmem_bench_now_us();
+        long old = 0;
+        switch (op) {
+        case SHMEM_BENCH_PUT:
+            shmem_putmem(b->heap_dst, b->local, bytes, 1);
+            shmem_quiet();
+            break;
+        case SHMEM_BENCH_GET: shmem_getmem(b->local, b->heap_src, bytes, 1); break;
+        case SHMEM_BENCH_PUT_RATE:
+            for (int k = 0; k < SHMEM_BENCH_MR_WINDOW; k++)
+                shmem_putmem_nbi(b->heap_dst, b->local, bytes, 1);
+            shmem_quiet();
+            break;
+        case SHMEM_BENCH_FETCH_ADD: old = shmem_long_atomic_fetch_add(b->counter, 1, 1); break;
+        case SHMEM_BENCH_ADD: shmem_long_atomic_add(b->counter, 1, 1); break;
+        case SHMEM_BENCH_CSWAP: old = shmem_long_atomic_compare_swap(b->counter, 0, 0, 1); break;
+        case SHMEM_BENCH_SWAP: old = shmem_long_atomic_swap(b->counter, 0, 1); break;
+        default: old = shmem_long_atomic_fetch(b->counter, 1); break;
+        }
+        (void)old;
+    }
+    double per_op = (shmem_bench_now_us() - start) / iterations;
+    return op == SHMEM_BENCH_PUT_RATE ? per_op / SHMEM_BENCH_MR_WINDOW : per_op;
 }
 
+/* This PE's check of a batch of the OpenSHMEM path. */
+static bool shmem_batch_right(shmem_bench *b, shmem_bench_op op, size_t bytes, int me)
+{
+    shmem_barrier_all();
+    if ((op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_PUT_RATE) && me == 1)
+        return shmem_bench_holds(b->heap_dst, bytes, 1);
+    if (op == SHMEM_BENCH_GET && me == 0)
+        return shmem_bench_holds(b->local, bytes, 2);
+    return true;
+}
+
+/* Every PE's check, as PE 0 learns it. */
+static bool all_right(shmem_bench *b, bool mine, int me, int npes, const char *path, shmem_bench_op op, size_t bytes)
+{
+    if (!mine)
+        fprintf(stderr, "PE %d: %s %s of %zu bytes: the bytes are not what was sent\n", me, path,
+                shmem_bench_op_names[op], bytes);
+    shmem_int_p(&b->verdicts[me], mine, 0);
+    shmem_barrier_all();
+    bool all = true;
+    for (int pe = 0; me == 0 && pe < npes; pe++)
+        all &= b->verdicts[pe] != 0;
+    return all;
+}
+
+/* memcpy of bytes on one core, warm: the median of single copies (a
+ * loaded machine's preemptions stay out of it). */
 static double memcpy_us(size_t bytes)
 {
-    char *a = malloc(bytes), *b = malloc(bytes);
-    fill(a, bytes, 3);
-    memcpy(b, a, bytes);
-    int reps = bytes < 65536 ? 2000 : 50;
-    double start = MPI_Wtime();
-    for (int i = 0; i < reps; i++) {
-        a[0] = (char)i;
-        memcpy(b, a, bytes);
+    char *a = malloc(bytes), *c = malloc(bytes);
+    shmem_bench_fill(a, bytes, 3);
+    memcpy(c, a, bytes);
+    enum { REPS = 31 };
+    double us[REPS];
+    int per = bytes < 65536 ? 64 : 2;
+    for (int r = 0; r < REPS; r++) {
+        double start = shmem_bench_now_us();
+        for (int i = 0; i < per; i++) {
+            a[0] = (char)i;
+            memcpy(c, a, bytes);
+        }
+        us[r] = (shmem_bench_now_us() - start) / per;
     }
-    double us = (MPI_Wtime() - start) * 1e6 / reps;
     free(a);
-    free(b);
-    return us;
+    free(c);
+    return median(us, REPS);
 }
 
-int bench_shmem_run(struct bench_context *ctx, int argc, char **argv)
+static void print_header(const shmem_bench_options *opt, const shmem_bench *b, const shmem_bench_peer *peer, int npes)
 {
-    size_t min = 8, max = (size_t)1 << 20;
-    int batches = 5;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc)
-            sscanf(argv[++i], "%zu:%zu", &min, &max);
-        else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
-            batches = atoi(argv[++i]);
-    }
-    if (batches < 1 || batches > 99)
-        batches = 5;
-    shmem_init();
+    printf("# %s: %d PEs, origin PE 0, target PE 1 (%s)\n", opt->title, npes,
+           shmem_ptr(b->heap_dst, 1) ? "same node: loads and stores" : "not mapped here: the network path");
+    if (peer)
+        printf("# OSU methodology: per size, %d batches alternating OpenSHMEM and %s; medians of the batches' "
+               "time per operation\n",
+               opt->batches, peer->what);
+    else
+        printf("# OSU methodology: per size, %d batches; the median of the batches' time per operation\n",
+               opt->batches);
+    if (opt->core_latency_us > 0)
+        printf("# cache-line transfer between two cores (one way): %.3f us\n", opt->core_latency_us);
+    if (peer)
+        printf("# %-12s %10s %12s %12s %9s %12s %s\n", "op", "bytes", "shoal_us", peer->column, "speedup", "memcpy_us",
+               "checked");
+    else
+        printf("# %-12s %10s %12s %12s %s\n", "op", "bytes", "shmem_us", "memcpy_us", "checked");
+    fflush(stdout);
+}
+
+int shmem_bench_run(const shmem_bench_options *opt, shmem_bench_peer *peer)
+{
     int me = shmem_my_pe(), npes = shmem_n_pes();
     if (npes < 2) {
         if (me == 0)
-            fprintf(stderr, "shoal-bench shmem: needs 2 PEs (origin and target)\n");
-        shmem_finalize();
+            fprintf(stderr, "%s: needs 2 PEs (origin and target)\n", opt->title);
         return 2;
     }
-    shmem_bench b = {.max_bytes = max};
-    b.heap_dst = shmem_malloc(max);
-    b.heap_src = shmem_malloc(max);
-    b.counter = shmem_calloc(1, sizeof(long));
-    b.local = malloc(max);
-    /* The window: a put area, a get area, a counter. */
-    PMPI_Win_allocate((MPI_Aint)(2 * max + sizeof(long)), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &b.win_base, &b.win);
-    memset(b.win_base, 0, 2 * max + sizeof(long));
-    fill(b.heap_src, max, 2);
-    fill(b.win_base + max, max, 2);
-    PMPI_Win_lock_all(MPI_MODE_NOCHECK, b.win);
-    shmem_barrier_all();
-
-    if (me == 0) {
-        printf("# shoal-bench shmem: %d PEs, origin PE 0, target PE 1 (%s)\n", npes,
-               shmem_ptr(b.heap_dst, 1) ? "same node: loads and stores" : "another node: MPI-3 RMA");
-        printf("# OSU methodology: per size, %d batches alternating shoal and the host MPI's MPI-3 RMA "
-               "(MPI_Put/MPI_Get + MPI_Win_flush); medians of the batches' time per operation\n",
-               batches);
-        if (ctx->facts.core_latency_us > 0)
-            printf("# cache-line transfer between two cores (one way): %.3f us\n", ctx->facts.core_latency_us);
-        printf("# %-12s %10s %12s %12s %9s %12s %s\n", "op", "bytes", "shoal_us", "mpi_rma_us", "speedup", "memcpy_us",
-               "checked");
+    size_t max = opt->max;
+    shmem_bench b = {.heap_dst = shmem_malloc(max),
+                     .heap_src = shmem_malloc(max),
+                     .counter = shmem_calloc(1, sizeof(long)),
+                     .verdicts = shmem_calloc((size_t)npes, sizeof(int)),
+                     .local = malloc(max)};
+    if (!b.heap_dst || !b.heap_src || !b.counter || !b.verdicts || !b.local) {
+        if (me == 0)
+            fprintf(stderr, "%s: no room for 2 x %zu bytes in the symmetric heap (SHMEM_SYMMETRIC_SIZE)\n", opt->title,
+                    max);
+        return 2;
     }
+    shmem_bench_fill(b.heap_src, max, 2);
+    shmem_barrier_all();
+    if (me == 0)
+        print_header(opt, &b, peer, npes);
     int errors = 0;
-    for (int op = 0; op < OP_COUNT; op++) {
-        bool sized = op == OP_PUT || op == OP_GET || op == OP_PUT_RATE;
-        for (size_t bytes = sized ? min : 8; bytes <= (sized ? max : 8); bytes *= 2) {
-            if (op == OP_PUT_RATE && bytes > 65536)
+    for (int op = 0; op < SHMEM_BENCH_OPS; op++) {
+        bool sized = op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_GET || op == SHMEM_BENCH_PUT_RATE;
+        for (size_t bytes = sized ? opt->min : 8; bytes <= (sized ? max : 8); bytes *= 2) {
+            if (op == SHMEM_BENCH_PUT_RATE && bytes > 65536)
                 break;
             int iterations = bytes <= 8192 ? 2000 : bytes <= 131072 ? 300 : 60;
-            if (op == OP_PUT_RATE)
+            if (op == SHMEM_BENCH_PUT_RATE)
                 iterations /= 8;
-            double shoal_times[99], host_times[99];
+            double times[99], peer_times[99];
             bool right = true;
-            fill(b.local, bytes, 1);
-            for (int k = 0; k < batches; k++) {
+            shmem_bench_fill(b.local, bytes, 1);
+            for (int k = 0; k < opt->batches; k++) {
                 shmem_barrier_all();
-                shoal_times[k] = run_batch(&b, (shmem_op)op, bytes, iterations, true, me);
-                right &= batch_right(&b, (shmem_op)op, bytes, true, me);
-                fill(b.local, bytes, 1);
-                host_times[k] = run_batch(&b, (shmem_op)op, bytes, iterations, false, me);
-                right &= batch_right(&b, (shmem_op)op, bytes, false, me);
-                fill(b.local, bytes, 1);
+                times[k] = run_batch(&b, (shmem_bench_op)op, bytes, iterations, me);
+                right &= all_right(&b, shmem_batch_right(&b, (shmem_bench_op)op, bytes, me), me, npes, "OpenSHMEM",
+                                   (shmem_bench_op)op, bytes);
+                shmem_bench_fill(b.local, bytes, 1);
+                if (!peer)
+                    continue;
+                shmem_barrier_all();
+                peer_times[k] = peer->batch(peer->state, (shmem_bench_op)op, bytes, iterations, b.local);
+                right &= all_right(&b, peer->check(peer->state, (shmem_bench_op)op, bytes, b.local, me), me, npes,
+                                   peer->column, (shmem_bench_op)op, bytes);
+                shmem_bench_fill(b.local, bytes, 1);
             }
             errors += !right;
-            if (me == 0) {
-                double s = core_median(shoal_times, batches), h = core_median(host_times, batches);
-                printf("  %-12s %10zu %12.3f %12.3f %8.2fx %12.3f %s\n", op_names[op], bytes, s, h, h / s,
-                       sized ? memcpy_us(bytes) : 0.0, right ? "ok" : "FAILED");
-                fflush(stdout);
+            if (me != 0)
+                continue;
+            double s = median(times, opt->batches), mc = sized ? memcpy_us(bytes) : 0.0;
+            if (peer) {
+                double p = median(peer_times, opt->batches);
+                printf("  %-12s %10zu %12.3f %12.3f %8.2fx %12.3f %s\n", shmem_bench_op_names[op], bytes, s, p, p / s,
+                       mc, right ? "ok" : "FAILED");
+            } else {
+                printf("  %-12s %10zu %12.3f %12.3f %s\n", shmem_bench_op_names[op], bytes, s, mc,
+                       right ? "ok" : "FAILED");
             }
+            fflush(stdout);
         }
     }
-    PMPI_Win_unlock_all(b.win);
-    PMPI_Win_free(&b.win);
+    shmem_barrier_all();
     free(b.local);
+    shmem_free(b.verdicts);
     shmem_free(b.counter);
     shmem_free(b.heap_src);
     shmem_free(b.heap_dst);
-    shmem_finalize();
     return errors ? 1 : 0;
 }
