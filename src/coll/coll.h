@@ -20,6 +20,12 @@
 const plan_choice *coll_last_choice(void);
 void coll_forget_choice(void);
 
+/* Whether the host MPI's own run of collective c of `bytes` on t was
+ * measured faster than shoal's choice (plan_choice.host_faster): the MPI
+ * layer asks before it calls, and leaves such a call to the host. Alike on
+ * every rank; the call's plan is cached for the call that follows. */
+bool coll_host_faster(coll_team *t, core_coll c, size_t bytes);
+
 /* Whether this layer can run algorithm a of collective c: every algorithm
  * the planner offers for c must (tests/unit/test_planner.c checks). */
 bool coll_runs(core_coll c, plan_algo a);

@@ -28,13 +28,16 @@ static coll_plan_entry *plan_set(coll_team *t, core_coll coll, size_t bytes, pla
 static uint64_t last_use(const coll_plan_entry *e, unsigned gen) { return e->generation == gen ? e->used : 0; }
 
 /* The cached choice: a pointer into the team's cache, valid until the next
- * call (returning the struct would copy it once more on every call). */
-static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
+ * call (returning the struct would copy it once more on every call).
+ * commit: this call runs, and the next of the same size is a repeat; a
+ * look before the call (coll_host_faster) leaves that to the call. */
+static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes, bool commit)
 {
     /* Configuration and model generations start at 1 once read. */
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
     plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
-    t->last_bytes[coll] = bytes + 1;
+    if (commit)
+        t->last_bytes[coll] = bytes + 1;
     bytes = plan_size_class(bytes); /* the cache holds a choice per class, as the planner prices */
     coll_plan_entry *set = plan_set(t, coll, bytes, inputs), *victim = set;
     uint64_t now = ++t->plan_clock;
@@ -66,9 +69,19 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes)
     return &victim->choice;
 }
 
+bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
+{
+    const plan_choice *ch = choose(t, coll, bytes, false);
+    if (ch->host_faster)
+        core_log_once("%s of %zu bytes on %d local ranks: the host MPI's own, measured %.2f us against shoal's "
+                      "%.2f (shoal tune)",
+                      core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_ns / 1e3, ch->model_ns / 1e3);
+    return ch->host_faster;
+}
+
 coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
 {
-    coll_choice ch = {.plan = *choose(t, coll, bytes)};
+    coll_choice ch = {.plan = *choose(t, coll, bytes, true)};
     ch.lane = t->lanes[ch.plan.lane];
     ch.large_lane = t->lanes[ch.plan.large_lane];
     ch.stripe = ch.plan.stripe < LANE_COUNT ? t->lanes[ch.plan.stripe] : NULL;

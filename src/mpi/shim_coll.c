@@ -36,6 +36,11 @@ static coll_team *team_for(core_coll c, MPI_Comm comm, shim_comm **out, const ch
 
 static bool spans_nodes(const shim_comm *sc) { return sc && sc->mode == SHIM_NODES; }
 
+/* Whether shoal tune measured the host's own run of collective c of
+ * `bytes` on this team faster than shoal's choice: then the call is the
+ * host's (every rank knows the sizes and decides alike). */
+static bool host_faster(coll_team *t, core_coll c, size_t bytes) { return t && coll_host_faster(t, c, bytes); }
+
 /* ---- barrier, bcast ---- */
 
 bool shim_barrier_by_shoal(MPI_Comm comm, const char *name)
@@ -44,6 +49,8 @@ bool shim_barrier_by_shoal(MPI_Comm comm, const char *name)
     coll_team *t = team_for(CORE_COLL_BARRIER, comm, &sc, name, false);
     if (!t)
         return spans_nodes(sc) && shim_nodes_barrier(sc);
+    if (host_faster(t, CORE_COLL_BARRIER, 0))
+        return false;
     coll_barrier(t);
     return true;
 }
@@ -59,6 +66,8 @@ bool shim_bcast_by_shoal(void *buf, MPI_Count count, MPI_Datatype type, int root
         shim_bad_pointer(buf, &l, count))
         return false;
     size_t bytes = (size_t)count * l.size;
+    if (host_faster(t, CORE_COLL_BCAST, bytes))
+        return false;
     if (l.dense) {
         coll_bcast(t, (char *)buf + l.lb, bytes, root);
         return true;
@@ -151,6 +160,8 @@ bool shim_reduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dat
         (count && (!(in_place ? rbuf : sbuf) || (is_root && (!rbuf || rbuf == MPI_IN_PLACE)))) ||
         (is_root && count && sbuf == rbuf))
         return false;
+    if (count && host_faster(t, CORE_COLL_REDUCE, (size_t)count * core_type_size(ct)))
+        return false;
     if (count)
         run_reduction(sc, REDUCE_ONE, in_place ? NULL : sbuf, is_root ? rbuf : NULL, (size_t)count, ct, cop, root, NULL,
                       NULL);
@@ -167,6 +178,8 @@ bool shim_allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_
     if (!t)
         return spans_nodes(sc) && shim_nodes_allreduce(sc, sbuf, rbuf, count, type, op);
     if (!reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+        return false;
+    if (count && host_faster(t, CORE_COLL_ALLREDUCE, (size_t)count * core_type_size(ct)))
         return false;
     if (count)
         run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL, NULL);
@@ -193,6 +206,8 @@ bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count 
         return shim_nodes_reduce_scatter(sc, sbuf, rbuf, counts, firsts, type, op);
     }
     if (!reduction_takes(ct, count, sc->size))
+        return false;
+    if (count && host_faster(t, CORE_COLL_REDUCE_SCATTER_BLOCK, (size_t)count * core_type_size(ct)))
         return false;
     if (count)
         run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0,
@@ -257,7 +272,8 @@ bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype
     size_t bytes = is_root ? (size_t)rcount * rl.size : (size_t)scount * sl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_GATHER, bytes))
+    if ((spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_GATHER, bytes)) ||
+        host_faster(t, CORE_COLL_GATHER, bytes))
         return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = NULL;
@@ -338,7 +354,8 @@ bool shim_allgather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype st
     size_t bytes = (size_t)rcount * rl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_ALLGATHER, bytes))
+    if ((spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_ALLGATHER, bytes)) ||
+        host_faster(t, CORE_COLL_ALLGATHER, bytes))
         return false;
     const char *sdata = in_place ? NULL : shim_send_bytes(sc, 0, sbuf, scount, stype, &sl, comm);
     char *rdata = shim_recv_bytes(sc, 1, rbuf, rcount * n, &rl);
@@ -412,7 +429,8 @@ bool shim_scatter_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype styp
     size_t bytes = is_root ? (size_t)scount * sl.size : (size_t)rcount * rl.size;
     if (!bytes)
         return true;
-    if (spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_SCATTER, bytes))
+    if ((spans_nodes(sc) && !shim_nodes_takes_bytes(sc, CORE_COLL_SCATTER, bytes)) ||
+        host_faster(t, CORE_COLL_SCATTER, bytes))
         return false;
     const char *sdata = is_root ? shim_send_bytes(sc, 0, sbuf, scount * n, stype, &sl, comm) : NULL;
     char *rdata = in_place ? NULL : shim_recv_bytes(sc, 1, rbuf, rcount, &rl);
@@ -484,6 +502,8 @@ bool shim_alltoall_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype sty
     size_t bytes = (size_t)rcount * rl.size;
     if (!bytes)
         return true;
+    if (host_faster(t, CORE_COLL_ALLTOALL, bytes))
+        return false;
     const char *sdata;
     if (in_place)
         /* Dense: coll_alltoall copies the send blocks itself. */

@@ -115,7 +115,25 @@ typedef struct plan_choice {
      * move it on large_lane. */
     size_t eager_limit;
     lane_id large_lane;
+    /* The host MPI's own run of the call, as shoal tune measured it (-1:
+     * not measured), and whether it is faster than the choice by
+     * PLAN_HOST_GUARD: then the MPI layer leaves the call to the host. */
+    double host_ns;
+    bool host_faster;
 } plan_choice;
+
+/* How much faster the host's measured time must be than shoal's priced one
+ * for the call to go to the host: within 10 % both are a tie, and shoal's
+ * price is calibrated from the same tune's timings. */
+#define PLAN_HOST_GUARD 1.1
+/* The host MPI's time for collective c of `bytes` on n ranks, interpolated
+ * in size from the tuning file's measurements at n's team bucket (tune at
+ * each process count, --merge); -1 where there are none near. */
+double plan_host_ns(core_coll c, size_t bytes, int n);
+/* The buckets tuning files key sizes and team sizes by: log2 of bytes
+ * rounded, and the smallest power of two >= n. */
+int plan_size_bucket(size_t bytes);
+int plan_team_bucket(int n);
 
 /* A call is priced at its size class: the size rounded down to an eighth
  * of its power of two (exact below 16 bytes; powers of two are their own

@@ -39,6 +39,7 @@ uint64_t plan_model_fingerprint(const plan_model *m)
         h = core_hash(h, m->factors[i].key, strlen(m->factors[i].key) + 1);
         h = core_hash(h, &m->factors[i].factor, sizeof m->factors[i].factor);
     }
+    h = core_hash(h, m->host, (size_t)m->nhost * sizeof m->host[0]);
     return h;
 }
 
@@ -167,6 +168,36 @@ void plan_model_set_factor(plan_model *m, const char *key, double factor)
     m->nfactors++;
 }
 
+void plan_model_set_host_ns(plan_model *m, core_coll c, int size_b, int team_b, double ns)
+{
+    for (int i = 0; i < m->nhost; i++)
+        if (m->host[i].coll == (int)c && m->host[i].size_b == size_b && m->host[i].team_b == team_b) {
+            m->host[i].ns = ns;
+            return;
+        }
+    if (m->nhost < PLAN_MAX_HOST_TIMES)
+        m->host[m->nhost++] = (plan_host_time){(int)c, size_b, team_b, ns};
+}
+
+void plan_host_key(char *buf, size_t len, const plan_host_time *t)
+{
+    snprintf(buf, len, "%s/b%d/n%d", core_coll_name((core_coll)t->coll), t->size_b, t->team_b);
+}
+
+/* "bcast/b17/n2" into host; false if it is not such a key. */
+static bool parse_host_key(const char *key, plan_host_time *t)
+{
+    const char *slash = strchr(key, '/');
+    char name[64];
+    if (!slash || slash - key >= (ptrdiff_t)sizeof name)
+        return false;
+    memcpy(name, key, (size_t)(slash - key));
+    name[slash - key] = 0;
+    int c = core_coll_from_name(name), n = 0;
+    return c >= 0 && sscanf(slash, "/b%d/n%d%n", &t->size_b, &t->team_b, &n) == 2 && slash[n] == 0 && t->size_b >= 0 &&
+           t->team_b >= 1 && (t->coll = c, true);
+}
+
 void plan_machine_description(char *buf, size_t len)
 {
     char model[200] = "unknown cpu";
@@ -272,6 +303,13 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
              f = f->next)
             if (f->kind == CORE_JSON_NUMBER && positive(f->number))
                 plan_model_set_factor(m, f->key, f->number);
+        const core_json *host = core_json_get(root, "host_ns");
+        for (const core_json *f = host && host->kind == CORE_JSON_OBJECT ? host->child : NULL; f && rc == 0;
+             f = f->next) {
+            plan_host_time t;
+            if (f->kind == CORE_JSON_NUMBER && positive(f->number) && parse_host_key(f->key, &t))
+                plan_model_set_host_ns(m, (core_coll)t.coll, t.size_b, t.team_b, f->number);
+        }
         m->origin = PLAN_ORIGIN_FILE;
         snprintf(m->source, sizeof m->source, "%s", path);
         snprintf(m->machine, sizeof m->machine, "%s", machine ? machine : "");
@@ -330,7 +368,13 @@ int plan_model_save(const plan_model *m, const char *path)
     fprintf(f, "  },\n  \"factors\": {");
     for (int i = 0; i < m->nfactors; i++)
         fprintf(f, "%s\n    \"%s\": %.4f", i ? "," : "", m->factors[i].key, m->factors[i].factor);
-    fprintf(f, "%s}\n}\n", m->nfactors ? "\n  " : "");
+    fprintf(f, "%s},\n  \"host_ns\": {", m->nfactors ? "\n  " : "");
+    for (int i = 0; i < m->nhost; i++) {
+        char key[64];
+        plan_host_key(key, sizeof key, &m->host[i]);
+        fprintf(f, "%s\n    \"%s\": %.1f", i ? "," : "", key, m->host[i].ns);
+    }
+    fprintf(f, "%s}\n}\n", m->nhost ? "\n  " : "");
     if (fclose(f) != 0) {
         err = errno;
         unlink(tmp);

@@ -33,6 +33,15 @@
 #define PLAN_TUNING_VERSION 8
 #define PLAN_MAX_FACTORS 4096
 
+/* The host MPI's own run of a collective, measured by shoal tune: its
+ * time for `coll` at 2^size_b bytes (per rank or block) on a team of
+ * 2^team_b ... ranks (the bucket plan_factor_key names). */
+#define PLAN_MAX_HOST_TIMES 1024
+typedef struct plan_host_time {
+    int coll, size_b, team_b;
+    double ns;
+} plan_host_time;
+
 typedef struct plan_factor {
     char key[64];  /* "allreduce/sliced/cma/b20/n4" (plan_factor_key) */
     double factor; /* measured / modelled */
@@ -67,6 +76,8 @@ typedef struct plan_model {
                             --link; not priced yet); 0: not measured */
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
+    plan_host_time host[PLAN_MAX_HOST_TIMES]; /* the host's own collectives ("host_ns" in the file) */
+    int nhost;
     double fit_error[LANE_COUNT]; /* relative rms error of the lane fits */
     char source[256];             /* "built-in defaults" or the file's path */
     char machine[256];            /* the file's machine description */
@@ -133,5 +144,10 @@ double plan_model_factor(const plan_model *m, const char *key);
 /* The same, saying whether one was measured. */
 bool plan_model_find_factor(const plan_model *m, const char *key, double *factor);
 void plan_model_set_factor(plan_model *m, const char *key, double factor);
+/* The host MPI's time for collective c at size bucket size_b and team
+ * bucket team_b (replacing one there), and its key in the file
+ * ("bcast/b17/n2"). */
+void plan_model_set_host_ns(plan_model *m, core_coll c, int size_b, int team_b, double ns);
+void plan_host_key(char *buf, size_t len, const plan_host_time *t);
 
 #endif

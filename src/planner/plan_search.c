@@ -127,7 +127,7 @@ static int forced_lane(const plan_query *q)
 /* ---- enumeration ---- */
 
 /* Team sizes are calibrated in powers of two: the smallest one >= n. */
-static int team_bucket(int n)
+int plan_team_bucket(int n)
 {
     int b = 2;
     while (b < n && b < 1024)
@@ -136,7 +136,7 @@ static int team_bucket(int n)
 }
 
 /* Sizes are calibrated at powers of two: the nearest one, log2 rounded. */
-static int size_bucket(size_t bytes) { return bytes ? (int)lround(log2((double)bytes)) : 0; }
+int plan_size_bucket(size_t bytes) { return bytes ? (int)lround(log2((double)bytes)) : 0; }
 
 static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, const char *lanes, int size_b, int team_b)
 {
@@ -145,7 +145,7 @@ static void factor_key(char *buf, size_t len, core_coll c, plan_algo a, const ch
 
 void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l, lane_id stripe, size_t bytes, int n)
 {
-    factor_key(buf, len, c, a, plan_lanes_label(l, stripe), size_bucket(bytes), team_bucket(n));
+    factor_key(buf, len, c, a, plan_lanes_label(l, stripe), plan_size_bucket(bytes), plan_team_bucket(n));
 }
 
 /* A calibration factor, its key parsed. */
@@ -270,7 +270,20 @@ static bool factor_at_team(const factor_point *pts, int k, size_t bytes, int tea
     return true;
 }
 
-/* The factor for the nearest calibrated team size below n, else above. */
+/* A series' value for n ranks: at the nearest measured team size below
+ * n, else above; false if none is near in size. */
+static bool series_value(const factor_point *pts, int k, size_t bytes, int n, double *out)
+{
+    int own = plan_team_bucket(n);
+    for (int b = own; b >= 2; b /= 2)
+        if (factor_at_team(pts, k, bytes, b, out))
+            return true;
+    for (int b = own * 2; b <= 1024; b *= 2)
+        if (factor_at_team(pts, k, bytes, b, out))
+            return true;
+    return false;
+}
+
 static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id lane, lane_id stripe, size_t bytes,
                          int n)
 {
@@ -278,18 +291,24 @@ static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id 
         return 1.0;
     const factor_index *ix = factor_index_of(m);
     int k = ix->count[c][a][lane][stripe];
-    if (k == 0)
-        return 1.0;
-    const factor_point *pts = ix->points + ix->first[c][a][lane][stripe];
     double f;
-    int own = team_bucket(n);
-    for (int b = own; b >= 2; b /= 2)
-        if (factor_at_team(pts, k, bytes, b, &f))
-            return f;
-    for (int b = own * 2; b <= 1024; b *= 2)
-        if (factor_at_team(pts, k, bytes, b, &f))
-            return f;
-    return 1.0;
+    return k && series_value(ix->points + ix->first[c][a][lane][stripe], k, bytes, n, &f) ? f : 1.0;
+}
+
+double plan_host_ns(core_coll c, size_t bytes, int n)
+{
+    const plan_model *m = plan_model_get();
+    factor_point pts[PLAN_MAX_HOST_TIMES];
+    int k = 0;
+    for (int i = 0; i < m->nhost; i++)
+        if (m->host[i].coll == (int)c)
+            pts[k++] = (factor_point){m->host[i].size_b, m->host[i].team_b, m->host[i].ns};
+    /* At the call's own team size only: a time is not a ratio, and another
+     * team size's would compare the host at one rank count with shoal at
+     * another (2 ranks' 0.16 us allgather against shoal's 1.1 at 3 ranks
+     * on 2 cores). */
+    double ns;
+    return k && factor_at_team(pts, k, bytes, plan_team_bucket(n), &ns) ? ns : -1;
 }
 
 static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
@@ -472,7 +491,8 @@ plan_choice plan_choose(const plan_query *q)
                       .fanout = 4,
                       .chunk = 256 * 1024,
                       .large_lane = every_team,
-                      .inputs = q->inputs};
+                      .inputs = q->inputs,
+                      .host_ns = -1};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the lane every team has (or the forced lane); the lane for large
@@ -505,5 +525,12 @@ plan_choice plan_choose(const plan_query *q)
     /* Data movement by puts only where the lane can put. */
     if (ch.algo == PLAN_MOVE_PUSH && !lane_can(ch.lane, LANE_CAP_PUT))
         ch.algo = PLAN_MOVE_PULL;
+    /* The host's own run, where the tune measured it and nothing is forced
+     * (a forced algorithm or lane is shoal's to run). */
+    const core_config *cfg = core_config_get();
+    if (q->n > 1 && !cfg->algo[0] && !cfg->lanes[0]) {
+        ch.host_ns = plan_host_ns(q->coll, plan_size_class(q->bytes), q->n);
+        ch.host_faster = ch.host_ns > 0 && ch.host_ns * PLAN_HOST_GUARD < ch.model_ns;
+    }
     return ch;
 }

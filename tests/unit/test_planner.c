@@ -886,6 +886,54 @@ static void test_node_routes(void)
     tuning_file_done(path);
 }
 
+/* The host MPI's own times (shoal tune): read back from the file, at the
+ * call's own team size only, and a call goes to the host only where its
+ * time, by the guard band, is below shoal's price and nothing is forced. */
+static void test_host_times(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query q = {.coll = CORE_COLL_BCAST,
+                    .bytes = 1 << 20,
+                    .n = 4,
+                    .ppn = 4,
+                    .cores = 16,
+                    .window = 128 * 1024,
+                    .usable = {true, true, true}};
+    plan_choice ch = plan_choose(&q);
+    CHECK(ch.host_ns < 0 && !ch.host_faster, "no host times: none priced");
+    plan_model m;
+    plan_model_defaults(&m);
+    double shoal_ns = ch.model_ns;
+    /* bcast at 1 MiB on 4 ranks: a tenth of shoal's price; at 2 MiB: twice it */
+    plan_model_set_host_ns(&m, CORE_COLL_BCAST, 20, 4, shoal_ns / 10);
+    plan_model_set_host_ns(&m, CORE_COLL_BCAST, 21, 4, 4 * shoal_ns);
+    plan_model_set_host_ns(&m, CORE_COLL_BCAST, 20, 2, 1.0); /* 2 ranks: not for 4 */
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    CHECK(plan_model_get()->nhost == 3, "%d host times read back", plan_model_get()->nhost);
+    ch = plan_choose(&q);
+    CHECK(ch.host_faster && close_to(ch.host_ns, shoal_ns / 10, 1e-3), "1 MiB: host %g ns against %g, faster %d",
+          ch.host_ns, ch.model_ns, ch.host_faster);
+    q.bytes = 2 << 20;
+    ch = plan_choose(&q);
+    CHECK(!ch.host_faster && ch.host_ns > ch.model_ns, "2 MiB: the host measured slower");
+    q.bytes = 1 << 20;
+    q.n = q.ppn = 8;
+    ch = plan_choose(&q);
+    CHECK(ch.host_ns < 0 && !ch.host_faster, "8 ranks: no host time at that team size");
+    q.n = q.ppn = 4;
+    setenv("SHOAL_ALGO", "bcast:flat", 1);
+    core_config_reload();
+    CHECK(!plan_choose(&q).host_faster, "a forced algorithm is shoal's to run");
+    unsetenv("SHOAL_ALGO");
+    core_config_reload();
+    char key[64];
+    plan_host_key(key, sizeof key, &plan_model_get()->host[0]);
+    CHECK(!strcmp(key, "bcast/b20/n4"), "host key %s", key);
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_tables();
@@ -902,5 +950,6 @@ int main(void)
     test_repeats();
     test_node_segments();
     test_node_routes();
+    test_host_times();
     return unit_done("test_planner");
 }

@@ -118,7 +118,7 @@ int evaluate_main(int argc, char **argv)
             int written = 0;
             bool ran[MEASURE_MAX_CANDIDATES];
             double t[MEASURE_MAX_CANDIDATES];
-            measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, NULL);
+            measure_candidates(&mo, coll, cand, k, payload, &b, ran, t, NULL, NULL);
             for (int i = 0; i < k; i++) {
                 if (!ran[i])
                     continue;

@@ -23,6 +23,15 @@ static double planning_us(const plan_query *q)
     return core_median(us, TIMES);
 }
 
+/* The host MPI's own run of q, where shoal tune measured it. */
+static void host_line(const plan_query *q)
+{
+    plan_choice ch = plan_choose(q);
+    if (ch.host_ns > 0)
+        printf("the host MPI's own: measured %.3f us (shoal tune)%s\n", ch.host_ns / 1e3,
+               ch.host_faster ? ": faster by the guard band, so the host runs it" : "");
+}
+
 static int fail(const char *msg, const char *arg)
 {
     fprintf(stderr, "shoal explain: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
@@ -334,6 +343,7 @@ int explain_main(int argc, char **argv)
             printf("; the next, %s over %s, risks %.2fx", plan_algo_name(c[next].algo),
                    plan_lanes_label(c[next].lane, c[next].stripe), c[next].regret);
         printf(".\n");
+        host_line(&q);
         printf("planning: %.2f us, once per size a communicator has not used lately\n", planning_us(&q));
         return 0;
     }
@@ -343,6 +353,7 @@ int explain_main(int argc, char **argv)
         printf("; the next, %s over %s, is modelled %.2fx slower", plan_algo_name(c[next].algo),
                plan_lanes_label(c[next].lane, c[next].stripe), c[next].ns / c[0].ns);
     printf(".\n");
+    host_line(&q);
     printf("planning: %.2f us, once per size a communicator has not used lately\n", planning_us(&q));
     return 0;
 }

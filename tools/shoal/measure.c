@@ -56,8 +56,22 @@ _Noreturn void measure_fail_all(const char *fmt, ...)
     fail_v(rank == 0, fmt, ap);
 }
 
+/* SHOAL_DISABLE_COLL as the user set it, or NULL: a host run sets it for
+ * its collective, and every forcing puts it back. */
+static char *user_disabled;
+static bool user_disabled_read;
+
 void measure_force(const char *algo_spec, const char *lane)
 {
+    if (!user_disabled_read) {
+        const char *v = getenv("SHOAL_DISABLE_COLL");
+        user_disabled = v ? strdup(v) : NULL;
+        user_disabled_read = true;
+    }
+    if (user_disabled)
+        setenv("SHOAL_DISABLE_COLL", user_disabled, 1);
+    else
+        unsetenv("SHOAL_DISABLE_COLL");
     if (algo_spec && *algo_spec)
         setenv("SHOAL_ALGO", algo_spec, 1);
     else
@@ -199,32 +213,57 @@ static bool force_candidate(core_coll coll, const plan_candidate *c, size_t byte
     return all_ok;
 }
 
+/* The host MPI's own run of coll: shoal leaves it alone (as
+ * SHOAL_DISABLE_COLL=coll does) and runs it once. */
+static void force_host(core_coll coll, size_t bytes, coll_buffers *b)
+{
+    measure_force(NULL, NULL);
+    char disabled[256];
+    snprintf(disabled, sizeof disabled, "%s%s%s", user_disabled ? user_disabled : "", user_disabled ? "," : "",
+             core_coll_name(coll));
+    setenv("SHOAL_DISABLE_COLL", disabled, 1);
+    core_config_reload();
+    run_collective(MPI_COMM_WORLD, coll, bytes, b);
+}
+
 void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
-                        coll_buffers *b, bool *ran, double *ns, double *model_ns)
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns)
 {
     coll_arg a = {coll, bytes, b};
-    long iters[k > 0 ? k : 1];
+    int slots = k + (host_ns != NULL); /* the host's run in the last slot */
+    long iters[slots > 0 ? slots : 1];
+    bool timed[slots > 0 ? slots : 1];
     for (int i = 0; i < k; i++) {
-        ran[i] = force_candidate(coll, &cand[i], bytes, b, model_ns ? &model_ns[i] : NULL);
+        timed[i] = ran[i] = force_candidate(coll, &cand[i], bytes, b, model_ns ? &model_ns[i] : NULL);
         if (ran[i])
             iters[i] = shim_time_iters(o, coll_once, &a, true);
     }
+    if (host_ns) {
+        force_host(coll, bytes, b);
+        iters[k] = shim_time_iters(o, coll_once, &a, true);
+        timed[k] = true;
+    }
     int nb = shim_time_batches(o);
-    double(*t)[SHIM_MAX_BATCHES] = malloc(sizeof *t * (size_t)(k > 0 ? k : 1));
+    double(*t)[SHIM_MAX_BATCHES] = malloc(sizeof *t * (size_t)(slots > 0 ? slots : 1));
     if (!t)
         measure_fail("out of memory");
     for (int r = 0; r < nb; r++)
-        for (int j = 0; j < k; j++) {
-            int i = (j + r) % k; /* each round starts elsewhere: no candidate always follows the same one */
-            if (!ran[i])
+        for (int j = 0; j < slots; j++) {
+            int i = (j + r) % slots; /* each round starts elsewhere: no candidate always follows the same one */
+            if (!timed[i])
                 continue;
-            force_candidate(coll, &cand[i], bytes, b, NULL);
+            if (i < k)
+                force_candidate(coll, &cand[i], bytes, b, NULL);
+            else
+                force_host(coll, bytes, b);
             t[i][r] = bytes >= MEASURE_FRESH_MIN ? timed_fresh_batch(&a, iters[i])
                                                  : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
             ns[i] = core_median(t[i], nb);
+    if (host_ns)
+        *host_ns = core_median(t[k], nb);
     free(t);
     measure_force(NULL, NULL);
 }

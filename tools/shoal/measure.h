@@ -49,10 +49,11 @@ void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b
  * that a slow spell of the machine falls on all of them alike. Per
  * candidate: ran[i] false, alike on every rank, when shoal did not run it
  * as forced; else ns[i] its median batch time and model_ns[i] (when
- * model_ns is not NULL) the planner's price of it. Forcing is cleared
- * afterwards. */
+ * model_ns is not NULL) the planner's price of it. With host_ns, the host
+ * MPI's own run of coll (shoal leaving it alone) is timed among them the
+ * same way, its median there. Forcing is cleared afterwards. */
 void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
-                        coll_buffers *b, bool *ran, double *ns, double *model_ns);
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns);
 
 /* The collectives that shoal plans by size. */
 extern const core_coll measure_colls[];

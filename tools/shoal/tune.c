@@ -36,6 +36,13 @@ typedef struct calib_point {
     double measured_ns, formula_ns;
 } calib_point;
 
+#define MAX_HOST 512
+typedef struct host_point {
+    core_coll coll;
+    size_t bytes;
+    double ns;
+} host_point;
+
 typedef struct tuner {
     shim_timing mo;
     bool quick;
@@ -48,6 +55,8 @@ typedef struct tuner {
     shim_lane_sample samples[MAX_SAMPLES];
     calib_point calib[MAX_CALIB];
     int ncalib;
+    host_point host[MAX_HOST]; /* the host MPI's own run of each collective and size */
+    int nhost;
 } tuner;
 
 static void measure_lanes(tuner *tn, plan_model *m)
@@ -87,7 +96,10 @@ static void calibrate_world(tuner *tn, const size_t *sizes, int nsizes, coll_buf
             int k = distinct_candidates(&q, c, MEASURE_MAX_CANDIDATES);
             bool ran[MEASURE_MAX_CANDIDATES];
             double t[MEASURE_MAX_CANDIDATES], model[MEASURE_MAX_CANDIDATES];
-            measure_candidates(&tn->mo, coll, c, k, bytes, b, ran, t, model);
+            double host = -1;
+            measure_candidates(&tn->mo, coll, c, k, bytes, b, ran, t, model, &host);
+            if (tn->rank == 0 && tn->nhost < MAX_HOST && host > 0)
+                tn->host[tn->nhost++] = (host_point){coll, bytes, host};
             for (int i = 0; i < k; i++)
                 if (ran[i] && tn->rank == 0 && tn->ncalib < MAX_CALIB && model[i] > 0) {
                     calib_point *p = &tn->calib[tn->ncalib++];
@@ -177,6 +189,11 @@ static void calibrate(tuner *tn, plan_model *m)
             f = median3(below, raw[i], above);
         plan_model_set_factor(m, keys[i], f);
     }
+    /* The host's own times, for the planner to leave it the calls it runs
+     * faster (plan_choice.host_faster). */
+    for (int i = 0; i < tn->nhost; i++)
+        plan_model_set_host_ns(m, tn->host[i].coll, plan_size_bucket(tn->host[i].bytes), plan_team_bucket(tn->size),
+                               tn->host[i].ns);
 }
 
 /* ---- output ---- */
@@ -426,6 +443,7 @@ int tune_main(int argc, char **argv)
     }
     plan_model bare = m;
     bare.nfactors = 0;
+    bare.nhost = 0; /* every candidate runs as forced, none is left to the host */
     plan_model_use(&bare);
 
     calibrate(tn, &m);

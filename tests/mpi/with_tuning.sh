@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# usage: with_tuning.sh SHOAL LAUNCHER [FLAGS...] -- EDIT -- COMMAND [args...]
+# Runs COMMAND with a tuning file of this machine (shoal tune --quick on 2
+# ranks) edited so that the planner's choice is known whatever the machine
+# measured. The file lives in a directory of its own, removed on exit.
+#   fast-link          the link between nodes reads as measured and faster
+#                      than a node's own memory: some collectives across
+#                      (pretend) nodes are priced below two levels and go
+#                      to the host MPI flat
+#   host-faster:C,...  the host MPI's own runs of collectives C read as
+#                      1 ns: the calls go to the host
+set -euo pipefail
+shoal=$1 launcher=$2
+shift 2
+flags=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+[ "${1:-}" = -- ] && [ $# -ge 4 ] && [ "$3" = -- ] ||
+    { echo "usage: with_tuning.sh SHOAL LAUNCHER [FLAGS...] -- EDIT -- COMMAND..." >&2; exit 2; }
+edit=$2
+shift 3
+work=$(mktemp -d "${TMPDIR:-/tmp}/shoal-tuning.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+file=$work/tuning.json
+env -u SHOAL_NODE_CLIQUES SHOAL_TUNING_FILE=$file "$launcher" "${flags[@]}" -np 2 "$shoal" tune --quick -o "$file" \
+    >"$work/tune.out" 2>&1 || { cat "$work/tune.out"; echo "with_tuning: shoal tune failed" >&2; exit 1; }
+case $edit in
+fast-link)
+    sed -i -e 's/"link_latency_ns": [0-9.e+-]*/"link_latency_ns": 500.0/' \
+           -e 's/"link_bw": [0-9.e+-]*/"link_bw": 50.0/' \
+           -e 's/"link_bw_node": [0-9.e+-]*/"link_bw_node": 100.0/' "$file"
+    grep -q '"link_bw_node": 100.0' "$file" || { echo "with_tuning: no link figures in $file" >&2; exit 1; }
+    ;;
+host-faster:*)
+    for c in $(tr , ' ' <<<"${edit#host-faster:}"); do
+        sed -i -E "s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: 1.0#" "$file"
+        grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0" "$file" || { echo "with_tuning: no host times of $c in $file" >&2; exit 1; }
+    done
+    ;;
+*) echo "with_tuning: unknown edit $edit" >&2; exit 2 ;;
+esac
+export SHOAL_TUNING_FILE=$file
+"$@"
