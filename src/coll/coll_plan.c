@@ -71,6 +71,8 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
 
 bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
 {
+    if (plan_model_get()->nhost == 0)
+        return false; /* no tune measured the host: no second look on every call */
     const plan_choice *ch = choose(t, coll, bytes, false);
     if (ch->host_faster)
         core_log_once("%s of %zu bytes on %d local ranks: the host MPI's own, measured %.2f us against shoal's "
