@@ -3,10 +3,18 @@
 # Passes when COMMAND ends within LIMIT seconds with a non-zero status and
 # its output (stdout and stderr) has a line matching REGEX: a misuse is
 # reported, not survived, crashed through or hung on.
+# Where it can, it runs COMMAND with a /dev/shm of its own (a tmpfs in a
+# private mount namespace, gone with it): a job that ends by MPI_Abort
+# leaves the host MPI's segments behind (MPICH's mpich_shm_*, Open MPI's
+# sm_segment.*), and those must not outlive the test.
 set -u
 limit=$1 regex=$2; shift 2
+private=()
+if command -v unshare >/dev/null 2>&1 && unshare -m sh -c 'mount -t tmpfs tmpfs /dev/shm' 2>/dev/null; then
+    private=(unshare -m sh -c 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec "$@"' private)
+fi
 start=$(date +%s)
-out=$(timeout -k 5 "$limit" "$@" 2>&1); rc=$?
+out=$(timeout -k 5 "$limit" "${private[@]}" "$@" 2>&1); rc=$?
 elapsed=$(( $(date +%s) - start ))
 printf '%s\n' "$out" | head -20
 # By the clock: mpirun itself exits 137 when a rank died of SIGKILL.
