@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int log_rank = -1;
 static int log_level;
@@ -105,6 +106,13 @@ void core_log_debug(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+void core_log_settle(void)
+{
+    fflush(NULL);
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+}
+
 void core_set_fatal_handler(core_fatal_handler handler) { fatal_handler = handler; }
 
 void core_fatal(const char *fmt, ...)
@@ -113,7 +121,7 @@ void core_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     emit("fatal: ", fmt, ap);
     va_end(ap);
-    fflush(stderr);
+    core_log_settle();
     if (fatal_handler)
         fatal_handler();
     exit(1);

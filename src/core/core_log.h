@@ -28,4 +28,10 @@ typedef void (*core_fatal_handler)(void);
 void core_set_fatal_handler(core_fatal_handler handler);
 _Noreturn void core_fatal(const char *fmt, ...) CORE_PRINTF(1, 2);
 
+/* Before a job is aborted: flushes stdout and stderr and waits a moment so
+ * the launcher forwards what was printed. Hydra (MPICH) tears the job down
+ * on MPI_Abort without draining the ranks' pipes, and the message that said
+ * why was lost about one run in 40. */
+void core_log_settle(void);
+
 #endif

@@ -38,6 +38,7 @@ _Noreturn void osh_fail(const char *call, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     core_log_error("%s: %s", call, what);
+    core_log_settle();
     int started = 0, ended = 0;
     MPI_Initialized(&started);
     MPI_Finalized(&ended);
@@ -430,7 +431,7 @@ void shmem_finalize(void)
 
 void shmem_global_exit(int status)
 {
-    fflush(NULL);
+    core_log_settle();
     MPI_Abort(MPI_COMM_WORLD, status);
     _exit(status);
 }
