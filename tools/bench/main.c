@@ -44,6 +44,14 @@ int main(int argc, char **argv)
         return thread_latency_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "thread_coll"))
         return thread_coll_main(argc, argv);
+    /* Help needs no MPI: a singleton MPI_Init under Open MPI 5 leaves its
+     * /dev/shm/sm_segment.* behind. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            bench_print_usage(stdout);
+            return 0;
+        }
+    }
     /* MPI_Init, not PMPI_Init: shoal sets itself up there. */
     MPI_Init(&argc, &argv);
     struct bench_context ctx;
