@@ -226,8 +226,10 @@ static void force_host(core_coll coll, size_t bytes, coll_buffers *b)
     run_collective(MPI_COMM_WORLD, coll, bytes, b);
 }
 
-void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
-                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns)
+/* measure_candidates, and with `unchanged` measure_repeats: every batch
+ * on the same buffers, nothing written between calls, whatever the size. */
+static void time_slots(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                       coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns, bool unchanged)
 {
     coll_arg a = {coll, bytes, b};
     int slots = k + (host_ns != NULL); /* the host's run in the last slot */
@@ -256,8 +258,8 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
                 force_candidate(coll, &cand[i], bytes, b, NULL);
             else
                 force_host(coll, bytes, b);
-            t[i][r] = bytes >= MEASURE_FRESH_MIN ? timed_fresh_batch(&a, iters[i])
-                                                 : shim_time_batch(o, coll_once, &a, iters[i], true);
+            t[i][r] = bytes >= MEASURE_FRESH_MIN && !unchanged ? timed_fresh_batch(&a, iters[i])
+                                                               : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
@@ -266,6 +268,20 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
         *host_ns = core_median(t[k], nb);
     free(t);
     measure_force(NULL, NULL);
+}
+
+void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns)
+{
+    time_slots(o, coll, cand, k, bytes, b, ran, ns, model_ns, host_ns, false);
+}
+
+bool measure_repeats(const shim_timing *o, core_coll coll, const plan_candidate *cand, size_t bytes, coll_buffers *b,
+                     double *ns, double *host_ns)
+{
+    bool ran = false;
+    time_slots(o, coll, cand, 1, bytes, b, &ran, ns, NULL, host_ns, true);
+    return ran;
 }
 
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)

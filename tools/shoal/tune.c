@@ -196,6 +196,53 @@ static void calibrate(tuner *tn, plan_model *m)
                                tn->host[i].ns);
 }
 
+/* Shoal's choice for a repeat (the calibrated model's, now in use) and
+ * the host MPI's own run, each timed on unchanged buffers, as OSU's
+ * benchmarks call (the same buffers call after call): a repeat goes to
+ * the host where its time, by the guard band, is below shoal's
+ * (plan_choose). Into m on rank 0. */
+static void time_repeats(tuner *tn, plan_model *m)
+{
+    size_t sizes[21];
+    int nsizes = 0;
+    for (int i = 0; i < tn->nhost; i++) {
+        bool seen = false;
+        for (int j = 0; j < nsizes; j++)
+            seen = seen || sizes[j] == tn->host[i].bytes;
+        if (!seen && nsizes < 21 && tn->host[i].coll != CORE_COLL_BARRIER)
+            sizes[nsizes++] = tn->host[i].bytes;
+    }
+    int n = 0;
+    uint64_t t0 = core_now_ns();
+    PMPI_Bcast(&nsizes, 1, MPI_INT, 0, MPI_COMM_WORLD); /* rank 0 kept the host points */
+    PMPI_Bcast(sizes, (int)sizeof sizes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    coll_buffers b = {0};
+    for (int si = 0; si < nsizes; si++)
+        coll_buffers_reserve(&b, sizes[si], tn->size);
+    for (int ci = 0; ci < measure_ncolls; ci++) {
+        core_coll coll = measure_colls[ci];
+        for (int si = 0; si < nsizes && coll != CORE_COLL_BARRIER; si++) {
+            plan_query q = world_query(tn->world, coll, sizes[si]);
+            q.inputs = PLAN_INPUTS_EITHER;
+            plan_candidate choice;
+            if (distinct_candidates(&q, &choice, 1) < 1)
+                continue;
+            double shoal_ns = -1, host_ns = -1;
+            if (!measure_repeats(&tn->mo, coll, &choice, sizes[si], &b, &shoal_ns, &host_ns))
+                shoal_ns = -1;
+            if (tn->rank == 0) {
+                plan_model_set_repeat_ns(m, coll, plan_size_bucket(sizes[si]), plan_team_bucket(tn->size), host_ns,
+                                         shoal_ns);
+                n++;
+            }
+        }
+    }
+    coll_buffers_free(&b);
+    if (tn->rank == 0)
+        printf("  repeats: shoal's choice and the host's own timed on unchanged buffers at %d points (%.1f s)\n", n,
+               (double)(core_now_ns() - t0) / 1e9);
+}
+
 /* ---- output ---- */
 
 static void write_samples(const tuner *tn, const plan_model *m, const char *path)
@@ -447,6 +494,9 @@ int tune_main(int argc, char **argv)
     plan_model_use(&bare);
 
     calibrate(tn, &m);
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+    plan_model_use(&m);
+    time_repeats(tn, &m);
     PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
     plan_model_use(&m);
 
