@@ -196,6 +196,40 @@ static void calibrate(tuner *tn, plan_model *m)
                                tn->host[i].ns);
 }
 
+/* The repeat times of c at size bucket b and team bucket team, both
+ * measured; NULL if not. */
+static plan_host_time *repeat_times(plan_model *m, int c, int b, int team)
+{
+    for (int i = 0; i < m->nhost; i++) {
+        plan_host_time *t = &m->host[i];
+        if (t->coll == c && t->size_b == b && t->team_b == team && t->repeat_ns > 0 && t->shoal_repeat_ns > 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* As for the factors: one timing disturbed by the machine must not send a
+ * repeat to the host. Where a size has both neighbours (half and twice),
+ * the ratio of shoal's repeat time to the host's is the median of the
+ * three; shoal's time carries it. */
+static void smooth_repeats(plan_model *m, int team)
+{
+    double ratio[PLAN_MAX_HOST_TIMES];
+    for (int i = 0; i < m->nhost; i++) {
+        const plan_host_time *t = &m->host[i];
+        plan_host_time *below = repeat_times(m, t->coll, t->size_b - 1, team);
+        plan_host_time *above = repeat_times(m, t->coll, t->size_b + 1, team);
+        bool both = t->team_b == team && t->repeat_ns > 0 && t->shoal_repeat_ns > 0;
+        ratio[i] = both && below && above
+                       ? median3(below->shoal_repeat_ns / below->repeat_ns, t->shoal_repeat_ns / t->repeat_ns,
+                                 above->shoal_repeat_ns / above->repeat_ns)
+                       : -1;
+    }
+    for (int i = 0; i < m->nhost; i++)
+        if (ratio[i] > 0)
+            m->host[i].shoal_repeat_ns = ratio[i] * m->host[i].repeat_ns;
+}
+
 /* Shoal's choice for a repeat (the calibrated model's, now in use) and
  * the host MPI's own run, each timed on unchanged buffers, as OSU's
  * benchmarks call (the same buffers call after call): a repeat goes to
@@ -238,6 +272,8 @@ static void time_repeats(tuner *tn, plan_model *m)
         }
     }
     coll_buffers_free(&b);
+    if (tn->rank == 0)
+        smooth_repeats(m, plan_team_bucket(tn->size));
     if (tn->rank == 0)
         printf("  repeats: shoal's choice and the host's own timed on unchanged buffers at %d points (%.1f s)\n", n,
                (double)(core_now_ns() - t0) / 1e9);
