@@ -886,6 +886,18 @@ static void test_node_routes(void)
     tuning_file_done(path);
 }
 
+/* The call the host-time tests price: bcast of 1 MiB on 4 ranks. */
+static plan_query host_test_query(void)
+{
+    return (plan_query){.coll = CORE_COLL_BCAST,
+                        .bytes = 1 << 20,
+                        .n = 4,
+                        .ppn = 4,
+                        .cores = 16,
+                        .window = 128 * 1024,
+                        .usable = {true, true, true}};
+}
+
 /* The host MPI's own times (shoal tune): read back from the file, at the
  * call's own team size only, and a call goes to the host only where its
  * time, by the guard band, is below shoal's price and nothing is forced. */
@@ -893,13 +905,7 @@ static void test_host_times(void)
 {
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
-    plan_query q = {.coll = CORE_COLL_BCAST,
-                    .bytes = 1 << 20,
-                    .n = 4,
-                    .ppn = 4,
-                    .cores = 16,
-                    .window = 128 * 1024,
-                    .usable = {true, true, true}};
+    plan_query q = host_test_query();
     plan_choice ch = plan_choose(&q);
     CHECK(ch.host_ns < 0 && !ch.host_faster, "no host times: none priced");
     plan_model m;
@@ -944,13 +950,7 @@ static void test_host_repeat_times(void)
 {
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
-    plan_query q = {.coll = CORE_COLL_BCAST,
-                    .bytes = 1 << 20,
-                    .n = 4,
-                    .ppn = 4,
-                    .cores = 16,
-                    .window = 128 * 1024,
-                    .usable = {true, true, true}};
+    plan_query q = host_test_query();
     double fresh_price = plan_choose(&q).model_ns;
     q.inputs = PLAN_INPUTS_EITHER;
     double unchanged_price = plan_choose(&q).shoal_repeat_ns;
