@@ -266,6 +266,14 @@ static void time_slots(const shim_timing *o, core_coll coll, const plan_candidat
             ns[i] = core_median(t[i], nb);
     if (host_ns)
         *host_ns = core_median(t[k], nb);
+    if (unchanged && host_ns && k == 1 && ran[0]) {
+        /* Shoal's against the host's round by round: a slow spell of a
+         * loaded machine falls on both of a round, not on one median. */
+        double ratio[SHIM_MAX_BATCHES];
+        for (int r = 0; r < nb; r++)
+            ratio[r] = t[0][r] / t[1][r];
+        ns[0] = *host_ns * core_median(ratio, nb);
+    }
     free(t);
     measure_force(NULL, NULL);
 }

@@ -250,6 +250,10 @@ static void time_repeats(tuner *tn, plan_model *m)
     uint64_t t0 = core_now_ns();
     PMPI_Bcast(&nsizes, 1, MPI_INT, 0, MPI_COMM_WORLD); /* rank 0 kept the host points */
     PMPI_Bcast(sizes, (int)sizeof sizes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    /* Two candidates a point, so more batches than the calibration's for
+     * the same time: a choice of the host rests on them alone. */
+    shim_timing timing = tn->mo;
+    timing.batches = timing.batches < 9 ? 9 : timing.batches;
     coll_buffers b = {0};
     for (int si = 0; si < nsizes; si++)
         coll_buffers_reserve(&b, sizes[si], tn->size);
@@ -262,7 +266,7 @@ static void time_repeats(tuner *tn, plan_model *m)
             if (distinct_candidates(&q, &choice, 1) < 1)
                 continue;
             double shoal_ns = -1, host_ns = -1;
-            if (!measure_repeats(&tn->mo, coll, &choice, sizes[si], &b, &shoal_ns, &host_ns))
+            if (!measure_repeats(&timing, coll, &choice, sizes[si], &b, &shoal_ns, &host_ns))
                 shoal_ns = -1;
             if (tn->rank == 0) {
                 plan_model_set_repeat_ns(m, coll, plan_size_bucket(sizes[si]), plan_team_bucket(tn->size), host_ns,
