@@ -161,12 +161,13 @@ static void coll_footprint(core_coll coll, size_t bytes, int n, int rank, size_t
     }
 }
 
-/* Per-call time of `iters` calls that each find their input just written
- * and whose result is read afterwards, as in a program that computes what
- * it reduces and uses what it gets: the slowest rank's average. Inputs are
- * rewritten with 1.0f, so sums stay exact; neither the writes, the reads
- * nor the barrier before each call are timed. */
-static double timed_fresh_batch(coll_arg *a, long iters)
+/* Per-call time of `iters` calls, each between barriers (not timed), the
+ * slowest rank's average. With `fresh`, each call finds its input just
+ * written and its result is read afterwards, as in a program that computes
+ * what it reduces and uses what it gets (inputs rewritten with 1.0f, so
+ * sums stay exact; neither the writes nor the reads are timed). Without,
+ * the same buffers are left as they are, call after call: OSU's method. */
+static double timed_apart_batch(coll_arg *a, long iters, bool fresh)
 {
     int n = 1, rank = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -177,6 +178,8 @@ static double timed_fresh_batch(coll_arg *a, long iters)
     const float *out = (const float *)(a->coll == CORE_COLL_BCAST ? a->b->send : a->b->recv);
     volatile float sink = 0;
     uint64_t spent = 0;
+    if (!fresh)
+        input = result = 0;
     for (long i = 0; i < iters; i++) {
         for (size_t k = 0; k < input / sizeof(float); k++)
             in[k] = 1.0f;
@@ -258,8 +261,9 @@ static void time_slots(const shim_timing *o, core_coll coll, const plan_candidat
                 force_candidate(coll, &cand[i], bytes, b, NULL);
             else
                 force_host(coll, bytes, b);
-            t[i][r] = bytes >= MEASURE_FRESH_MIN && !unchanged ? timed_fresh_batch(&a, iters[i])
-                                                               : shim_time_batch(o, coll_once, &a, iters[i], true);
+            t[i][r] = unchanged                    ? timed_apart_batch(&a, iters[i], false)
+                      : bytes >= MEASURE_FRESH_MIN ? timed_apart_batch(&a, iters[i], true)
+                                                   : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
