@@ -229,6 +229,11 @@ static void force_host(core_coll coll, size_t bytes, coll_buffers *b)
     run_collective(MPI_COMM_WORLD, coll, bytes, b);
 }
 
+/* Calls per batch timed apart on unchanged buffers at most: a barrier
+ * each makes small calls cost many times their own time, and OSU itself
+ * averages 1,000 calls (9 batches of 100 here). */
+#define OSU_ITERS 100
+
 /* measure_candidates, and with `unchanged` measure_repeats: every batch
  * on the same buffers, nothing written between calls, whatever the size. */
 static void time_slots(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
@@ -261,7 +266,7 @@ static void time_slots(const shim_timing *o, core_coll coll, const plan_candidat
                 force_candidate(coll, &cand[i], bytes, b, NULL);
             else
                 force_host(coll, bytes, b);
-            t[i][r] = unchanged                    ? timed_apart_batch(&a, iters[i], false)
+            t[i][r] = unchanged ? timed_apart_batch(&a, iters[i] < OSU_ITERS ? iters[i] : OSU_ITERS, false)
                       : bytes >= MEASURE_FRESH_MIN ? timed_apart_batch(&a, iters[i], true)
                                                    : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
