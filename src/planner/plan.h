@@ -144,6 +144,11 @@ double plan_host_ns(core_coll c, size_t bytes, int n);
  * call after call, as OSU's benchmarks run), and in shoal_ns (when not
  * NULL) shoal's own choice timed beside it; -1 where not measured. */
 double plan_host_repeat_ns(core_coll c, size_t bytes, int n, double *shoal_ns);
+/* Whether a repeat of collective c on n ranks is decided by the repeat
+ * times. A reduction on more than two ranks is not: its first call ran
+ * one grouping, and another's on the same input could give other bits
+ * (two ranks have one grouping). Nor a barrier, which moves no data. */
+bool plan_repeat_rule(core_coll c, int n);
 /* The buckets tuning files key sizes and team sizes by: log2 of bytes
  * rounded, and the smallest power of two >= n. */
 int plan_size_bucket(size_t bytes);

@@ -501,15 +501,11 @@ static core_coll non_v(core_coll c)
     return c == CORE_COLL_GATHERV ? CORE_COLL_GATHER : c == CORE_COLL_SCATTERV ? CORE_COLL_SCATTER : CORE_COLL_ALLTOALL;
 }
 
-/* Whether a repeat may go to the host on its time on unchanged inputs. A
- * reduction on more than two ranks may not: its first call ran shoal's
- * grouping, and the host's on the same input could give other bits (two
- * ranks have one grouping). */
-static bool repeat_may_go_to_host(const plan_query *q)
+bool plan_repeat_rule(core_coll c, int n)
 {
-    bool reduction = q->coll == CORE_COLL_REDUCE || q->coll == CORE_COLL_ALLREDUCE ||
-                     q->coll == CORE_COLL_REDUCE_SCATTER_BLOCK || q->coll == CORE_COLL_REDUCE_SCATTER;
-    return q->coll != CORE_COLL_BARRIER && (!reduction || q->n <= 2);
+    bool reduction = c == CORE_COLL_REDUCE || c == CORE_COLL_ALLREDUCE || c == CORE_COLL_REDUCE_SCATTER_BLOCK ||
+                     c == CORE_COLL_REDUCE_SCATTER;
+    return c != CORE_COLL_BARRIER && (!reduction || n <= 2);
 }
 
 plan_choice plan_choose(const plan_query *q)
@@ -564,7 +560,7 @@ plan_choice plan_choose(const plan_query *q)
         size_t sized = plan_size_class(q->bytes);
         ch.host_ns = plan_host_ns(q->coll, sized, q->n);
         ch.host_faster = ch.host_ns > 0 && ch.host_ns * PLAN_HOST_GUARD < ch.model_ns;
-        if (q->inputs != PLAN_INPUTS_FRESH && repeat_may_go_to_host(q)) {
+        if (q->inputs != PLAN_INPUTS_FRESH && plan_repeat_rule(q->coll, q->n)) {
             double shoal_measured;
             ch.host_repeat_ns = plan_host_repeat_ns(q->coll, sized, q->n, &shoal_measured);
             if (ch.host_repeat_ns > 0) {
