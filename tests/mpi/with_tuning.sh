@@ -14,6 +14,9 @@
 #                      on unchanged inputs (host_repeat_ns) and 1 s on fresh
 #                      ones (host_ns): repeated calls go to the host, fresh
 #                      calls stay shoal's
+#   host-fresh-faster:C,...
+#                      the other way round: a first call of a size goes to
+#                      the host, its repeats stay shoal's
 set -euo pipefail
 shoal=$1 launcher=$2
 shift 2
@@ -42,12 +45,14 @@ host-faster:*)
         grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0" "$file" || { echo "with_tuning: no host times of $c in $file" >&2; exit 1; }
     done
     ;;
-host-repeat-faster:*)
-    for c in $(tr , ' ' <<<"${edit#host-repeat-faster:}"); do
+host-repeat-faster:* | host-fresh-faster:*)
+    fresh=1000000000.0 repeat=1.0
+    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=1000000000.0
+    for c in $(tr , ' ' <<<"${edit#*:}"); do
         # Each object of the file's host times by its own key (the same
         # "C/bN/nM" keys appear in each).
-        sed -i -E -e "/\"host_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: 1000000000.0#" \
-                  -e "/\"host_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: 1.0#" "$file"
+        sed -i -E -e "/\"host_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $fresh#" \
+                  -e "/\"host_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $repeat#" "$file"
         grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0\$|\"$c/b[0-9]+/n[0-9]+\": 1.0," "$file" &&
             grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1000000000.0" "$file" ||
             { echo "with_tuning: no host times of $c on both kinds of input in $file" >&2; exit 1; }
