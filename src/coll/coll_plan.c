@@ -74,10 +74,21 @@ bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
     if (plan_model_get()->nhost == 0)
         return false; /* no tune measured the host: no second look on every call */
     const plan_choice *ch = choose(t, coll, bytes, false);
-    if (ch->host_faster)
+    if (ch->host_faster && ch->host_repeat_ns > 0)
+        core_log_once("%s of %zu bytes on %d local ranks, repeated: the host MPI's own, measured %.2f us on "
+                      "unchanged inputs against shoal's %.2f (shoal tune)",
+                      core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_repeat_ns / 1e3,
+                      ch->shoal_repeat_ns / 1e3);
+    else if (ch->host_faster)
         core_log_once("%s of %zu bytes on %d local ranks: the host MPI's own, measured %.2f us against shoal's "
                       "%.2f (shoal tune)",
                       core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_ns / 1e3, ch->model_ns / 1e3);
+    /* A call the host runs is the last call all the same: the next of its
+     * size is a repeat, for the repeat times to decide (alike on every
+     * rank). Not where the fresh rule decides repeats too: a reduction
+     * left to the host stays the host's, with its grouping. */
+    if (ch->host_faster && plan_repeat_rule(coll, t->n))
+        t->last_bytes[coll] = bytes + 1;
     return ch->host_faster;
 }
 

@@ -120,16 +120,35 @@ typedef struct plan_choice {
      * PLAN_HOST_GUARD: then the MPI layer leaves the call to the host. */
     double host_ns;
     bool host_faster;
+    /* A repeat (inputs not PLAN_INPUTS_FRESH) where the tune timed the host
+     * on unchanged buffers: that time, and shoal's it is compared with
+     * (the tune's timing of shoal's choice so, else the unchanged price);
+     * host_faster then says whether the host's, by PLAN_HOST_GUARD, is
+     * below shoal's. -1: not so compared. */
+    double host_repeat_ns, shoal_repeat_ns;
 } plan_choice;
 
 /* How much faster the host's measured time must be than shoal's priced one
  * for the call to go to the host: within 10 % both are a tie, and shoal's
- * price is calibrated from the same tune's timings. */
+ * price is calibrated from the same tune's timings. A fresh call compares
+ * the host's time on fresh inputs; a repeat (the team's last call of the
+ * collective had this size: alike on every rank) its time on unchanged
+ * ones, where the tune measured it, except for a reduction on more than
+ * two ranks (the first call's grouping keeps its bits). */
 #define PLAN_HOST_GUARD 1.1
 /* The host MPI's time for collective c of `bytes` on n ranks, interpolated
  * in size from the tuning file's measurements at n's team bucket (tune at
  * each process count, --merge); -1 where there are none near. */
 double plan_host_ns(core_coll c, size_t bytes, int n);
+/* The host's time for the same call on unchanged inputs (the same buffers
+ * call after call, as OSU's benchmarks run), and in shoal_ns (when not
+ * NULL) shoal's own choice timed beside it; -1 where not measured. */
+double plan_host_repeat_ns(core_coll c, size_t bytes, int n, double *shoal_ns);
+/* Whether a repeat of collective c on n ranks is decided by the repeat
+ * times. A reduction on more than two ranks is not: its first call ran
+ * one grouping, and another's on the same input could give other bits
+ * (two ranks have one grouping). Nor a barrier, which moves no data. */
+bool plan_repeat_rule(core_coll c, int n);
 /* The buckets tuning files key sizes and team sizes by: log2 of bytes
  * rounded, and the smallest power of two >= n. */
 int plan_size_bucket(size_t bytes);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,15 +169,33 @@ void plan_model_set_factor(plan_model *m, const char *key, double factor)
     m->nfactors++;
 }
 
-void plan_model_set_host_ns(plan_model *m, core_coll c, int size_b, int team_b, double ns)
+/* The entry of c at (size_b, team_b), made empty if there is none; NULL
+ * when the table is full. */
+static plan_host_time *host_entry(plan_model *m, core_coll c, int size_b, int team_b)
 {
     for (int i = 0; i < m->nhost; i++)
-        if (m->host[i].coll == (int)c && m->host[i].size_b == size_b && m->host[i].team_b == team_b) {
-            m->host[i].ns = ns;
-            return;
-        }
-    if (m->nhost < PLAN_MAX_HOST_TIMES)
-        m->host[m->nhost++] = (plan_host_time){(int)c, size_b, team_b, ns};
+        if (m->host[i].coll == (int)c && m->host[i].size_b == size_b && m->host[i].team_b == team_b)
+            return &m->host[i];
+    if (m->nhost >= PLAN_MAX_HOST_TIMES)
+        return NULL;
+    m->host[m->nhost] = (plan_host_time){.coll = (int)c, .size_b = size_b, .team_b = team_b};
+    return &m->host[m->nhost++];
+}
+
+void plan_model_set_host_ns(plan_model *m, core_coll c, int size_b, int team_b, double ns)
+{
+    plan_host_time *t = host_entry(m, c, size_b, team_b);
+    if (t)
+        t->ns = ns;
+}
+
+void plan_model_set_repeat_ns(plan_model *m, core_coll c, int size_b, int team_b, double host_ns, double shoal_ns)
+{
+    plan_host_time *t = host_entry(m, c, size_b, team_b);
+    if (t && host_ns > 0)
+        t->repeat_ns = host_ns;
+    if (t && shoal_ns > 0)
+        t->shoal_repeat_ns = shoal_ns;
 }
 
 void plan_host_key(char *buf, size_t len, const plan_host_time *t)
@@ -303,12 +322,21 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
              f = f->next)
             if (f->kind == CORE_JSON_NUMBER && positive(f->number))
                 plan_model_set_factor(m, f->key, f->number);
-        const core_json *host = core_json_get(root, "host_ns");
-        for (const core_json *f = host && host->kind == CORE_JSON_OBJECT ? host->child : NULL; f && rc == 0;
-             f = f->next) {
-            plan_host_time t;
-            if (f->kind == CORE_JSON_NUMBER && positive(f->number) && parse_host_key(f->key, &t))
-                plan_model_set_host_ns(m, (core_coll)t.coll, t.size_b, t.team_b, f->number);
+        /* Each object of host times by its key; a file written before the
+         * repeat times existed has host_ns alone. */
+        static const char *const host_fields[] = {"host_ns", "host_repeat_ns", "shoal_repeat_ns"};
+        for (int h = 0; h < 3 && rc == 0; h++) {
+            const core_json *host = core_json_get(root, host_fields[h]);
+            for (const core_json *f = host && host->kind == CORE_JSON_OBJECT ? host->child : NULL; f; f = f->next) {
+                plan_host_time t;
+                if (f->kind != CORE_JSON_NUMBER || !positive(f->number) || !parse_host_key(f->key, &t))
+                    continue;
+                if (h == 0)
+                    plan_model_set_host_ns(m, (core_coll)t.coll, t.size_b, t.team_b, f->number);
+                else
+                    plan_model_set_repeat_ns(m, (core_coll)t.coll, t.size_b, t.team_b, h == 1 ? f->number : 0,
+                                             h == 2 ? f->number : 0);
+            }
         }
         m->origin = PLAN_ORIGIN_FILE;
         snprintf(m->source, sizeof m->source, "%s", path);
@@ -332,6 +360,23 @@ static int make_parent_dirs(const char *path)
             *p = '/';
         }
     return 0;
+}
+
+/* ",\n  "name": {...}": the host times of one field, those measured. */
+static void write_host_times(FILE *f, const plan_model *m, const char *name, size_t field)
+{
+    fprintf(f, ",\n  \"%s\": {", name);
+    int written = 0;
+    for (int i = 0; i < m->nhost; i++) {
+        double ns;
+        memcpy(&ns, (const char *)&m->host[i] + field, sizeof ns);
+        if (ns <= 0)
+            continue;
+        char key[64];
+        plan_host_key(key, sizeof key, &m->host[i]);
+        fprintf(f, "%s\n    \"%s\": %.1f", written++ ? "," : "", key, ns);
+    }
+    fprintf(f, "%s}", written ? "\n  " : "");
 }
 
 int plan_model_save(const plan_model *m, const char *path)
@@ -368,13 +413,11 @@ int plan_model_save(const plan_model *m, const char *path)
     fprintf(f, "  },\n  \"factors\": {");
     for (int i = 0; i < m->nfactors; i++)
         fprintf(f, "%s\n    \"%s\": %.4f", i ? "," : "", m->factors[i].key, m->factors[i].factor);
-    fprintf(f, "%s},\n  \"host_ns\": {", m->nfactors ? "\n  " : "");
-    for (int i = 0; i < m->nhost; i++) {
-        char key[64];
-        plan_host_key(key, sizeof key, &m->host[i]);
-        fprintf(f, "%s\n    \"%s\": %.1f", i ? "," : "", key, m->host[i].ns);
-    }
-    fprintf(f, "%s}\n}\n", m->nhost ? "\n  " : "");
+    fprintf(f, "%s}", m->nfactors ? "\n  " : "");
+    write_host_times(f, m, "host_ns", offsetof(plan_host_time, ns));
+    write_host_times(f, m, "host_repeat_ns", offsetof(plan_host_time, repeat_ns));
+    write_host_times(f, m, "shoal_repeat_ns", offsetof(plan_host_time, shoal_repeat_ns));
+    fprintf(f, "\n}\n");
     if (fclose(f) != 0) {
         err = errno;
         unlink(tmp);

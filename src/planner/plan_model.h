@@ -35,11 +35,16 @@
 
 /* The host MPI's own run of a collective, measured by shoal tune: its
  * time for `coll` at 2^size_b bytes (per rank or block) on a team of
- * 2^team_b ... ranks (the bucket plan_factor_key names). */
+ * 2^team_b ... ranks (the bucket plan_factor_key names). A time of 0: not
+ * measured. */
 #define PLAN_MAX_HOST_TIMES 1024
 typedef struct plan_host_time {
     int coll, size_b, team_b;
-    double ns;
+    double ns; /* fresh inputs, as a program writes them ("host_ns") */
+    /* The same buffers call after call, nothing written between calls, as
+     * OSU's benchmarks run ("host_repeat_ns"), and shoal's own choice for
+     * such a repeat timed the same way beside it ("shoal_repeat_ns"). */
+    double repeat_ns, shoal_repeat_ns;
 } plan_host_time;
 
 typedef struct plan_factor {
@@ -148,6 +153,9 @@ void plan_model_set_factor(plan_model *m, const char *key, double factor);
  * bucket team_b (replacing one there), and its key in the file
  * ("bcast/b17/n2"). */
 void plan_model_set_host_ns(plan_model *m, core_coll c, int size_b, int team_b, double ns);
+/* The host's and shoal's times there on unchanged inputs (either 0: keeps
+ * what was there). */
+void plan_model_set_repeat_ns(plan_model *m, core_coll c, int size_b, int team_b, double host_ns, double shoal_ns);
 void plan_host_key(char *buf, size_t len, const plan_host_time *t);
 
 #endif

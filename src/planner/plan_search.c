@@ -9,6 +9,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,20 +296,38 @@ static double factor_for(const plan_model *m, core_coll c, plan_algo a, lane_id 
     return k && series_value(ix->points + ix->first[c][a][lane][stripe], k, bytes, n, &f) ? f : 1.0;
 }
 
-double plan_host_ns(core_coll c, size_t bytes, int n)
+/* One field of the host times of collective c (ns, repeat_ns or
+ * shoal_repeat_ns) at `bytes`, interpolated in size at n's own team
+ * bucket; -1 where none is near. */
+static double host_time_at(core_coll c, size_t bytes, int n, size_t field)
 {
     const plan_model *m = plan_model_get();
     factor_point pts[PLAN_MAX_HOST_TIMES];
     int k = 0;
-    for (int i = 0; i < m->nhost; i++)
-        if (m->host[i].coll == (int)c)
-            pts[k++] = (factor_point){m->host[i].size_b, m->host[i].team_b, m->host[i].ns};
+    for (int i = 0; i < m->nhost; i++) {
+        double ns;
+        memcpy(&ns, (const char *)&m->host[i] + field, sizeof ns);
+        if (m->host[i].coll == (int)c && ns > 0)
+            pts[k++] = (factor_point){m->host[i].size_b, m->host[i].team_b, ns};
+    }
     /* At the call's own team size only: a time is not a ratio, and another
      * team size's would compare the host at one rank count with shoal at
      * another (2 ranks' 0.16 us allgather against shoal's 1.1 at 3 ranks
      * on 2 cores). */
     double ns;
     return k && factor_at_team(pts, k, bytes, plan_team_bucket(n), &ns) ? ns : -1;
+}
+
+double plan_host_ns(core_coll c, size_t bytes, int n)
+{
+    return host_time_at(c, bytes, n, offsetof(plan_host_time, ns));
+}
+
+double plan_host_repeat_ns(core_coll c, size_t bytes, int n, double *shoal_ns)
+{
+    if (shoal_ns)
+        *shoal_ns = host_time_at(c, bytes, n, offsetof(plan_host_time, shoal_repeat_ns));
+    return host_time_at(c, bytes, n, offsetof(plan_host_time, repeat_ns));
 }
 
 static int enumerate(const plan_query *q, plan_candidate *out, int max, int want_lane, int want_algo)
@@ -482,6 +501,13 @@ static core_coll non_v(core_coll c)
     return c == CORE_COLL_GATHERV ? CORE_COLL_GATHER : c == CORE_COLL_SCATTERV ? CORE_COLL_SCATTER : CORE_COLL_ALLTOALL;
 }
 
+bool plan_repeat_rule(core_coll c, int n)
+{
+    bool reduction = c == CORE_COLL_REDUCE || c == CORE_COLL_ALLREDUCE || c == CORE_COLL_REDUCE_SCATTER_BLOCK ||
+                     c == CORE_COLL_REDUCE_SCATTER;
+    return c != CORE_COLL_BARRIER && (!reduction || n <= 2);
+}
+
 plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
@@ -492,7 +518,9 @@ plan_choice plan_choose(const plan_query *q)
                       .chunk = 256 * 1024,
                       .large_lane = every_team,
                       .inputs = q->inputs,
-                      .host_ns = -1};
+                      .host_ns = -1,
+                      .host_repeat_ns = -1,
+                      .shoal_repeat_ns = -1};
     if (is_v(q->coll)) {
         /* No rank knows every size: small data goes with the size headers on
          * the lane every team has (or the forced lane); the lane for large
@@ -529,8 +557,22 @@ plan_choice plan_choose(const plan_query *q)
      * (a forced algorithm or lane is shoal's to run). */
     const core_config *cfg = core_config_get();
     if (q->n > 1 && !cfg->algo[0] && !cfg->lanes[0]) {
-        ch.host_ns = plan_host_ns(q->coll, plan_size_class(q->bytes), q->n);
+        size_t sized = plan_size_class(q->bytes);
+        ch.host_ns = plan_host_ns(q->coll, sized, q->n);
         ch.host_faster = ch.host_ns > 0 && ch.host_ns * PLAN_HOST_GUARD < ch.model_ns;
+        if (q->inputs != PLAN_INPUTS_FRESH && plan_repeat_rule(q->coll, q->n)) {
+            double shoal_measured;
+            ch.host_repeat_ns = plan_host_repeat_ns(q->coll, sized, q->n, &shoal_measured);
+            if (ch.host_repeat_ns > 0) {
+                /* Shoal's own choice timed beside the host on unchanged
+                 * buffers where the tune did; else its price on unchanged
+                 * inputs. */
+                ch.shoal_repeat_ns = shoal_measured > 0                   ? shoal_measured
+                                     : q->inputs == PLAN_INPUTS_UNCHANGED ? cand[0].ns
+                                                                          : cand[0].unchanged_ns;
+                ch.host_faster = ch.host_repeat_ns * PLAN_HOST_GUARD < ch.shoal_repeat_ns;
+            }
+        }
     }
     return ch;
 }

@@ -9,6 +9,14 @@
 #                      to the host MPI flat
 #   host-faster:C,...  the host MPI's own runs of collectives C read as
 #                      1 ns: the calls go to the host
+#   host-repeat-faster:C,...
+#                      the host MPI's own runs of collectives C read as 1 ns
+#                      on unchanged inputs (host_repeat_ns) and 1 s on fresh
+#                      ones (host_ns): repeated calls go to the host, fresh
+#                      calls stay shoal's
+#   host-fresh-faster:C,...
+#                      the other way round: a first call of a size goes to
+#                      the host, its repeats stay shoal's
 set -euo pipefail
 shoal=$1 launcher=$2
 shift 2
@@ -32,8 +40,22 @@ fast-link)
     ;;
 host-faster:*)
     for c in $(tr , ' ' <<<"${edit#host-faster:}"); do
-        sed -i -E "s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: 1.0#" "$file"
+        # Both kinds of input; shoal's own repeat times stay as measured.
+        sed -i -E "/\"shoal_repeat_ns\": \{/,/\}/! s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: 1.0#" "$file"
         grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0" "$file" || { echo "with_tuning: no host times of $c in $file" >&2; exit 1; }
+    done
+    ;;
+host-repeat-faster:* | host-fresh-faster:*)
+    fresh=1000000000.0 repeat=1.0
+    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=1000000000.0
+    for c in $(tr , ' ' <<<"${edit#*:}"); do
+        # Each object of the file's host times by its own key (the same
+        # "C/bN/nM" keys appear in each).
+        sed -i -E -e "/\"host_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $fresh#" \
+                  -e "/\"host_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $repeat#" "$file"
+        grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0\$|\"$c/b[0-9]+/n[0-9]+\": 1.0," "$file" &&
+            grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1000000000.0" "$file" ||
+            { echo "with_tuning: no host times of $c on both kinds of input in $file" >&2; exit 1; }
     done
     ;;
 *) echo "with_tuning: unknown edit $edit" >&2; exit 2 ;;

@@ -886,6 +886,18 @@ static void test_node_routes(void)
     tuning_file_done(path);
 }
 
+/* The call the host-time tests price: bcast of 1 MiB on 4 ranks. */
+static plan_query host_test_query(void)
+{
+    return (plan_query){.coll = CORE_COLL_BCAST,
+                        .bytes = 1 << 20,
+                        .n = 4,
+                        .ppn = 4,
+                        .cores = 16,
+                        .window = 128 * 1024,
+                        .usable = {true, true, true}};
+}
+
 /* The host MPI's own times (shoal tune): read back from the file, at the
  * call's own team size only, and a call goes to the host only where its
  * time, by the guard band, is below shoal's price and nothing is forced. */
@@ -893,13 +905,7 @@ static void test_host_times(void)
 {
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
-    plan_query q = {.coll = CORE_COLL_BCAST,
-                    .bytes = 1 << 20,
-                    .n = 4,
-                    .ppn = 4,
-                    .cores = 16,
-                    .window = 128 * 1024,
-                    .usable = {true, true, true}};
+    plan_query q = host_test_query();
     plan_choice ch = plan_choose(&q);
     CHECK(ch.host_ns < 0 && !ch.host_faster, "no host times: none priced");
     plan_model m;
@@ -934,6 +940,121 @@ static void test_host_times(void)
     tuning_file_done(path);
 }
 
+/* The host's times on unchanged inputs (shoal tune's host_repeat_ns and
+ * shoal_repeat_ns): a repeat goes to the host where its repeat time, by
+ * the guard band, is below shoal's (measured where the tune timed it, else
+ * its unchanged price); a fresh call keeps the fresh rule; a reduction on
+ * more than two ranks and any forced choice never take the repeat rule;
+ * files round-trip with the new fields and load as before without them. */
+static void test_host_repeat_times(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query q = host_test_query();
+    double fresh_price = plan_choose(&q).model_ns;
+    q.inputs = PLAN_INPUTS_EITHER;
+    double unchanged_price = plan_choose(&q).shoal_repeat_ns;
+    CHECK(unchanged_price < 0, "no host times: no repeat comparison (%g)", unchanged_price);
+    plan_candidate either[64];
+    CHECK(plan_candidates(&q, either, 64) > 0, "candidates");
+    unchanged_price = either[0].unchanged_ns;
+
+    /* A file as tuned before the repeat times existed: host_ns alone. */
+    char machine[256];
+    plan_machine_description(machine, sizeof machine);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"shoal_tuning\": %d, \"machine\": \"%s\", \"host_ns\": {\"bcast/b20/n4\": %.1f}}\n",
+            PLAN_TUNING_VERSION, machine, fresh_price * 4);
+    fclose(f);
+    plan_model_reload();
+    CHECK(plan_model_get()->nhost == 1 && plan_model_get()->host[0].repeat_ns == 0 &&
+              plan_model_get()->host[0].shoal_repeat_ns == 0,
+          "old file: %d host times, repeat %g", plan_model_get()->nhost, plan_model_get()->host[0].repeat_ns);
+    plan_choice ch = plan_choose(&q);
+    CHECK(!ch.host_faster && ch.host_repeat_ns < 0 && close_to(ch.host_ns, fresh_price * 4, 1e-3),
+          "old file, a repeat: the fresh rule (host %g, repeat %g)", ch.host_ns, ch.host_repeat_ns);
+
+    /* The host slower on fresh inputs, ten times faster than shoal's
+     * unchanged price on unchanged ones. */
+    plan_model m;
+    plan_model_defaults(&m);
+    plan_model_set_host_ns(&m, CORE_COLL_BCAST, 20, 4, fresh_price * 4);
+    plan_model_set_repeat_ns(&m, CORE_COLL_BCAST, 20, 4, unchanged_price / 10, 0);
+    plan_model_set_repeat_ns(&m, CORE_COLL_GATHER, 20, 4, 5.0, 0); /* no fresh time: a repeat time alone */
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    const plan_model *got = plan_model_get();
+    CHECK(got->nhost == 2 && close_to(got->host[0].repeat_ns, unchanged_price / 10, 1e-3) &&
+              got->host[0].shoal_repeat_ns == 0 && got->host[1].ns == 0 && close_to(got->host[1].repeat_ns, 5, 1e-3),
+          "repeat times read back: %d, %g", got->nhost, got->host[0].repeat_ns);
+    q.inputs = PLAN_INPUTS_FRESH;
+    ch = plan_choose(&q);
+    CHECK(!ch.host_faster && ch.host_repeat_ns < 0, "a fresh call keeps the fresh rule");
+    q.inputs = PLAN_INPUTS_EITHER;
+    ch = plan_choose(&q);
+    CHECK(ch.host_faster && close_to(ch.host_repeat_ns, unchanged_price / 10, 1e-3) &&
+              close_to(ch.shoal_repeat_ns, unchanged_price, 1e-6),
+          "a repeat: host %g against shoal's unchanged price %g, faster %d", ch.host_repeat_ns, ch.shoal_repeat_ns,
+          ch.host_faster);
+    q.inputs = PLAN_INPUTS_UNCHANGED;
+    ch = plan_choose(&q);
+    CHECK(ch.host_faster, "unchanged inputs: the repeat rule too");
+    q.inputs = PLAN_INPUTS_EITHER;
+    q.coll = CORE_COLL_GATHER;
+    CHECK(plan_choose(&q).host_faster, "a repeat time without a fresh one still decides a repeat");
+    q.coll = CORE_COLL_BCAST;
+    setenv("SHOAL_LANES", "cells", 1);
+    core_config_reload();
+    CHECK(!plan_choose(&q).host_faster, "a forced lane is shoal's to run, repeat or not");
+    unsetenv("SHOAL_LANES");
+    core_config_reload();
+    q.n = q.ppn = 8;
+    ch = plan_choose(&q);
+    CHECK(!ch.host_faster && ch.host_repeat_ns < 0, "8 ranks: no repeat time at that team size");
+    q.n = q.ppn = 4;
+
+    /* Shoal's own choice measured on unchanged buffers: compared instead of
+     * its price, with the guard band. */
+    plan_model_set_repeat_ns(&m, CORE_COLL_BCAST, 20, 4, 0, unchanged_price / 10 * 1.05);
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    ch = plan_choose(&q);
+    CHECK(!ch.host_faster && close_to(ch.shoal_repeat_ns, unchanged_price / 10 * 1.05, 1e-3),
+          "within the guard band of shoal's measured repeat: shoal's (%g against %g)", ch.host_repeat_ns,
+          ch.shoal_repeat_ns);
+    plan_model_set_repeat_ns(&m, CORE_COLL_BCAST, 20, 4, 0, unchanged_price / 10 * 1.2);
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    CHECK(plan_choose(&q).host_faster, "beyond the guard band of shoal's measured repeat: the host's");
+
+    /* Round trip: what was read is what is written again. */
+    plan_model again = *plan_model_get();
+    CHECK(plan_model_save(&again, path) == 0, "save again");
+    plan_model_reload();
+    got = plan_model_get();
+    CHECK(got->nhost == again.nhost, "round trip: %d host times", got->nhost);
+    for (int i = 0; i < got->nhost && i < again.nhost; i++)
+        CHECK(got->host[i].coll == again.host[i].coll && got->host[i].size_b == again.host[i].size_b &&
+                  got->host[i].team_b == again.host[i].team_b && close_to(got->host[i].ns, again.host[i].ns, 1e-3) &&
+                  close_to(got->host[i].repeat_ns, again.host[i].repeat_ns, 1e-3) &&
+                  close_to(got->host[i].shoal_repeat_ns, again.host[i].shoal_repeat_ns, 1e-3),
+              "round trip of host time %d", i);
+
+    /* Reductions: on two ranks (one grouping) a repeat may go to the host;
+     * on four it keeps the first call's grouping, so the fresh rule. */
+    q.coll = CORE_COLL_ALLREDUCE;
+    plan_model_set_repeat_ns(&m, CORE_COLL_ALLREDUCE, 20, 4, 1.0, 0);
+    plan_model_set_repeat_ns(&m, CORE_COLL_ALLREDUCE, 20, 2, 1.0, 0);
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    ch = plan_choose(&q);
+    CHECK(!ch.host_faster && ch.host_repeat_ns < 0, "allreduce on 4 ranks: a repeat keeps shoal's grouping");
+    q.n = q.ppn = 2;
+    ch = plan_choose(&q);
+    CHECK(ch.host_faster && close_to(ch.host_repeat_ns, 1, 1e-3), "allreduce on 2 ranks: the host's repeat");
+    tuning_file_done(path);
+}
+
 int main(void)
 {
     test_tables();
@@ -951,5 +1072,6 @@ int main(void)
     test_node_segments();
     test_node_routes();
     test_host_times();
+    test_host_repeat_times();
     return unit_done("test_planner");
 }

@@ -27,9 +27,25 @@ static double planning_us(const plan_query *q)
 static void host_line(const plan_query *q)
 {
     plan_choice ch = plan_choose(q);
+    size_t sized = plan_size_class(q->bytes);
+    double shoal_repeat, host_repeat = q->n > 1 ? plan_host_repeat_ns(q->coll, sized, q->n, &shoal_repeat) : -1;
+    const char *verdict = ch.host_faster ? ": faster by the guard band, so the host runs it" : "";
+    bool on_repeat = ch.host_repeat_ns > 0; /* the repeat's times decided */
     if (ch.host_ns > 0)
-        printf("the host MPI's own: measured %.3f us (shoal tune)%s\n", ch.host_ns / 1e3,
-               ch.host_faster ? ": faster by the guard band, so the host runs it" : "");
+        printf("the host MPI's own: measured %.3f us on fresh inputs (shoal tune)%s\n", ch.host_ns / 1e3,
+               on_repeat ? "" : verdict);
+    if (host_repeat > 0) {
+        printf("the host MPI's own on unchanged inputs (the same buffers call after call): measured %.3f us",
+               host_repeat / 1e3);
+        if (shoal_repeat > 0)
+            printf(", shoal's choice for a repeat %.3f", shoal_repeat / 1e3);
+        printf(" (shoal tune%s)%s\n",
+               on_repeat                        ? ""
+               : q->inputs == PLAN_INPUTS_FRESH ? "; it decides a repeat: --inputs repeat"
+                                                : "; not for this repeat: a reduction on more than two ranks keeps "
+                                                  "its first call's grouping",
+               on_repeat ? verdict : "");
+    }
 }
 
 static int fail(const char *msg, const char *arg)

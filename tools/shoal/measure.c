@@ -161,12 +161,13 @@ static void coll_footprint(core_coll coll, size_t bytes, int n, int rank, size_t
     }
 }
 
-/* Per-call time of `iters` calls that each find their input just written
- * and whose result is read afterwards, as in a program that computes what
- * it reduces and uses what it gets: the slowest rank's average. Inputs are
- * rewritten with 1.0f, so sums stay exact; neither the writes, the reads
- * nor the barrier before each call are timed. */
-static double timed_fresh_batch(coll_arg *a, long iters)
+/* Per-call time of `iters` calls, each between barriers (not timed), the
+ * slowest rank's average. With `fresh`, each call finds its input just
+ * written and its result is read afterwards, as in a program that computes
+ * what it reduces and uses what it gets (inputs rewritten with 1.0f, so
+ * sums stay exact; neither the writes nor the reads are timed). Without,
+ * the same buffers are left as they are, call after call: OSU's method. */
+static double timed_apart_batch(coll_arg *a, long iters, bool fresh)
 {
     int n = 1, rank = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -177,6 +178,8 @@ static double timed_fresh_batch(coll_arg *a, long iters)
     const float *out = (const float *)(a->coll == CORE_COLL_BCAST ? a->b->send : a->b->recv);
     volatile float sink = 0;
     uint64_t spent = 0;
+    if (!fresh)
+        input = result = 0;
     for (long i = 0; i < iters; i++) {
         for (size_t k = 0; k < input / sizeof(float); k++)
             in[k] = 1.0f;
@@ -226,8 +229,15 @@ static void force_host(core_coll coll, size_t bytes, coll_buffers *b)
     run_collective(MPI_COMM_WORLD, coll, bytes, b);
 }
 
-void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
-                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns)
+/* Calls per batch timed apart on unchanged buffers at most: a barrier
+ * each makes small calls cost many times their own time, and OSU itself
+ * averages 1,000 calls (9 batches of 100 here). */
+#define OSU_ITERS 100
+
+/* measure_candidates, and with `unchanged` measure_repeats: every batch
+ * on the same buffers, nothing written between calls, whatever the size. */
+static void time_slots(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                       coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns, bool unchanged)
 {
     coll_arg a = {coll, bytes, b};
     int slots = k + (host_ns != NULL); /* the host's run in the last slot */
@@ -256,16 +266,39 @@ void measure_candidates(const shim_timing *o, core_coll coll, const plan_candida
                 force_candidate(coll, &cand[i], bytes, b, NULL);
             else
                 force_host(coll, bytes, b);
-            t[i][r] = bytes >= MEASURE_FRESH_MIN ? timed_fresh_batch(&a, iters[i])
-                                                 : shim_time_batch(o, coll_once, &a, iters[i], true);
+            t[i][r] = unchanged ? timed_apart_batch(&a, iters[i] < OSU_ITERS ? iters[i] : OSU_ITERS, false)
+                      : bytes >= MEASURE_FRESH_MIN ? timed_apart_batch(&a, iters[i], true)
+                                                   : shim_time_batch(o, coll_once, &a, iters[i], true);
         }
     for (int i = 0; i < k; i++)
         if (ran[i])
             ns[i] = core_median(t[i], nb);
     if (host_ns)
         *host_ns = core_median(t[k], nb);
+    if (unchanged && host_ns && k == 1 && ran[0]) {
+        /* Shoal's against the host's round by round: a slow spell of a
+         * loaded machine falls on both of a round, not on one median. */
+        double ratio[SHIM_MAX_BATCHES];
+        for (int r = 0; r < nb; r++)
+            ratio[r] = t[0][r] / t[1][r];
+        ns[0] = *host_ns * core_median(ratio, nb);
+    }
     free(t);
     measure_force(NULL, NULL);
+}
+
+void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
+                        coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns)
+{
+    time_slots(o, coll, cand, k, bytes, b, ran, ns, model_ns, host_ns, false);
+}
+
+bool measure_repeats(const shim_timing *o, core_coll coll, const plan_candidate *cand, size_t bytes, coll_buffers *b,
+                     double *ns, double *host_ns)
+{
+    bool ran = false;
+    time_slots(o, coll, cand, 1, bytes, b, &ran, ns, NULL, host_ns, true);
+    return ran;
 }
 
 plan_query world_query(shim_comm *sc, core_coll coll, size_t bytes)

@@ -55,6 +55,17 @@ void run_collective(MPI_Comm comm, core_coll coll, size_t bytes, coll_buffers *b
 void measure_candidates(const shim_timing *o, core_coll coll, const plan_candidate *cand, int k, size_t bytes,
                         coll_buffers *b, bool *ran, double *ns, double *model_ns, double *host_ns);
 
+/* Candidate cand of coll and the host MPI's own run, timed as
+ * measure_candidates does but on unchanged inputs at every size, as OSU's
+ * benchmarks run: the same buffers call after call, nothing written or
+ * read between calls, a barrier (not timed) before each call, so that a
+ * call that returns before its peers are done gains nothing by it. *host_ns is the host's median; *ns the host's
+ * median times the median ratio of the two's batches round by round (a
+ * slow spell falls on both of a round). False, alike on every rank, when
+ * shoal did not run cand as forced (then *ns is not set). */
+bool measure_repeats(const shim_timing *o, core_coll coll, const plan_candidate *cand, size_t bytes, coll_buffers *b,
+                     double *ns, double *host_ns);
+
 /* The collectives that shoal plans by size. */
 extern const core_coll measure_colls[];
 extern const int measure_ncolls;

@@ -196,6 +196,93 @@ static void calibrate(tuner *tn, plan_model *m)
                                tn->host[i].ns);
 }
 
+/* The repeat times of c at size bucket b and team bucket team, both
+ * measured; NULL if not. */
+static plan_host_time *repeat_times(plan_model *m, int c, int b, int team)
+{
+    for (int i = 0; i < m->nhost; i++) {
+        plan_host_time *t = &m->host[i];
+        if (t->coll == c && t->size_b == b && t->team_b == team && t->repeat_ns > 0 && t->shoal_repeat_ns > 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* As for the factors: one timing disturbed by the machine must not send a
+ * repeat to the host. Where a size has both neighbours (half and twice),
+ * the ratio of shoal's repeat time to the host's is the median of the
+ * three; shoal's time carries it. */
+static void smooth_repeats(plan_model *m, int team)
+{
+    double ratio[PLAN_MAX_HOST_TIMES];
+    for (int i = 0; i < m->nhost; i++) {
+        const plan_host_time *t = &m->host[i];
+        plan_host_time *below = repeat_times(m, t->coll, t->size_b - 1, team);
+        plan_host_time *above = repeat_times(m, t->coll, t->size_b + 1, team);
+        bool both = t->team_b == team && t->repeat_ns > 0 && t->shoal_repeat_ns > 0;
+        ratio[i] = both && below && above
+                       ? median3(below->shoal_repeat_ns / below->repeat_ns, t->shoal_repeat_ns / t->repeat_ns,
+                                 above->shoal_repeat_ns / above->repeat_ns)
+                       : -1;
+    }
+    for (int i = 0; i < m->nhost; i++)
+        if (ratio[i] > 0)
+            m->host[i].shoal_repeat_ns = ratio[i] * m->host[i].repeat_ns;
+}
+
+/* Shoal's choice for a repeat (the calibrated model's, now in use) and
+ * the host MPI's own run, each timed on unchanged buffers, as OSU's
+ * benchmarks call (the same buffers call after call): a repeat goes to
+ * the host where its time, by the guard band, is below shoal's
+ * (plan_choose). Into m on rank 0. */
+static void time_repeats(tuner *tn, plan_model *m)
+{
+    size_t sizes[21];
+    int nsizes = 0;
+    for (int i = 0; i < tn->nhost; i++) {
+        bool seen = false;
+        for (int j = 0; j < nsizes; j++)
+            seen = seen || sizes[j] == tn->host[i].bytes;
+        if (!seen && nsizes < 21 && tn->host[i].coll != CORE_COLL_BARRIER)
+            sizes[nsizes++] = tn->host[i].bytes;
+    }
+    int n = 0;
+    uint64_t t0 = core_now_ns();
+    PMPI_Bcast(&nsizes, 1, MPI_INT, 0, MPI_COMM_WORLD); /* rank 0 kept the host points */
+    PMPI_Bcast(sizes, (int)sizeof sizes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    /* Two candidates a point, so more batches than the calibration's for
+     * the same time: a choice of the host rests on them alone. */
+    shim_timing timing = tn->mo;
+    timing.batches = timing.batches < 9 ? 9 : timing.batches;
+    coll_buffers b = {0};
+    for (int si = 0; si < nsizes; si++)
+        coll_buffers_reserve(&b, sizes[si], tn->size);
+    for (int ci = 0; ci < measure_ncolls; ci++) {
+        core_coll coll = measure_colls[ci];
+        for (int si = 0; si < nsizes && coll != CORE_COLL_BARRIER; si++) {
+            plan_query q = world_query(tn->world, coll, sizes[si]);
+            q.inputs = PLAN_INPUTS_EITHER;
+            plan_candidate choice;
+            if (distinct_candidates(&q, &choice, 1) < 1)
+                continue;
+            double shoal_ns = -1, host_ns = -1;
+            if (!measure_repeats(&timing, coll, &choice, sizes[si], &b, &shoal_ns, &host_ns))
+                shoal_ns = -1;
+            if (tn->rank == 0) {
+                plan_model_set_repeat_ns(m, coll, plan_size_bucket(sizes[si]), plan_team_bucket(tn->size), host_ns,
+                                         shoal_ns);
+                n++;
+            }
+        }
+    }
+    coll_buffers_free(&b);
+    if (tn->rank == 0)
+        smooth_repeats(m, plan_team_bucket(tn->size));
+    if (tn->rank == 0)
+        printf("  repeats: shoal's choice and the host's own timed on unchanged buffers at %d points (%.1f s)\n", n,
+               (double)(core_now_ns() - t0) / 1e9);
+}
+
 /* ---- output ---- */
 
 static void write_samples(const tuner *tn, const plan_model *m, const char *path)
@@ -447,6 +534,9 @@ int tune_main(int argc, char **argv)
     plan_model_use(&bare);
 
     calibrate(tn, &m);
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+    plan_model_use(&m);
+    time_repeats(tn, &m);
     PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
     plan_model_use(&m);
 
