@@ -8,7 +8,11 @@
  * Small blocking puts leave from a copy in a ring of this PE's (the bounce
  * ring), so they return without waiting for MPI_Win_flush_local, which is
  * a round trip wherever the host MPI's RMA needs the target's progress;
- * the ring is reclaimed by a local flush of every window when it wraps.
+ * the ring is reclaimed by a local flush of every window when it wraps,
+ * and pushed out the same way wherever this PE may wait for a peer (every
+ * polling loop's progress call, a collective): an MPI that gathers puts
+ * into larger messages until a flush (Open MPI 4's osc/pt2pt) would
+ * otherwise hold a put whose target this PE waits for.
  * Completion is counted: every put gets a number once MPI_Put returned;
  * quiet flushes only where a put beyond the last flush's number exists,
  * and a get, or an atomic, from a PE that a blocking put not yet flushed
@@ -42,6 +46,7 @@ static _Atomic uint64_t *last_blocking_put_to, *completed_to; /* [n_pes] */
 #define BOUNCE_ALIGN ((size_t)64)
 static char *bounce_ring;
 static size_t bounce_used;
+static _Atomic bool bounce_pending; /* puts from the ring not yet locally complete */
 /* Under SHMEM_THREAD_MULTIPLE threads take turns on the ring: a wrap must
  * not reclaim a slot another thread is still filling. */
 static bool bounce_shared;
@@ -92,6 +97,7 @@ void osh_remote_close(void)
     MPI_Comm_free(&progress_comm);
     /* unlock_all completed every put: the ring's copies are free. */
     free(bounce_ring);
+    bounce_pending = false;
     free(last_blocking_put_to);
     free(completed_to);
     bounce_ring = NULL;
@@ -120,22 +126,42 @@ static void complete_puts_to(int pe)
     raise_mark(&completed_to[pe], last);
 }
 
+/* Makes every put from the ring locally complete and the ring free again.
+ * The caller holds bounce_lock where threads share the ring. */
+static void reclaim_ring(void)
+{
+    for (int r = 0; r < RMA_REGIONS; r++)
+        if (windows[r] != MPI_WIN_NULL)
+            MPI_Win_flush_local_all(windows[r]);
+    bounce_used = 0;
+    atomic_store(&bounce_pending, false);
+}
+
 /* A copy of src in the ring, put from there. */
 static void put_bounced(rma_region_id region, size_t offset, const void *src, size_t bytes, int pe)
 {
     if (bounce_shared)
         pthread_mutex_lock(&bounce_lock);
-    if (bounce_used + bytes > BOUNCE_RING) {
-        for (int r = 0; r < RMA_REGIONS; r++)
-            if (windows[r] != MPI_WIN_NULL)
-                MPI_Win_flush_local_all(windows[r]);
-        bounce_used = 0;
-    }
+    if (bounce_used + bytes > BOUNCE_RING)
+        reclaim_ring();
     char *copy = bounce_ring + bounce_used;
     bounce_used += (bytes + BOUNCE_ALIGN - 1) & ~(BOUNCE_ALIGN - 1);
     memcpy(copy, src, bytes);
     MPI_Put(copy, (int)bytes, MPI_BYTE, pe, (MPI_Aint)offset, (int)bytes, MPI_BYTE, windows[region]);
+    atomic_store(&bounce_pending, true);
     count_put(pe, true);
+    if (bounce_shared)
+        pthread_mutex_unlock(&bounce_lock);
+}
+
+void osh_remote_push(void)
+{
+    if (!atomic_load(&bounce_pending))
+        return;
+    if (bounce_shared)
+        pthread_mutex_lock(&bounce_lock);
+    if (atomic_load(&bounce_pending))
+        reclaim_ring();
     if (bounce_shared)
         pthread_mutex_unlock(&bounce_lock);
 }
@@ -296,6 +322,7 @@ static void remote_quiet(void *ctx)
 static void remote_progress(void *ctx)
 {
     (void)ctx;
+    osh_remote_push();
     int arrived;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &arrived, MPI_STATUS_IGNORE);
 }
