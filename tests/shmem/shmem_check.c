@@ -775,12 +775,26 @@ static void check_heap(void)
         shmem_free(blocks[i]);
 }
 
-/* Threads of every PE at once: each adds to every PE's counter and puts
- * its own slot on every PE; then the counts add up and each slot holds its
- * writer's mark. */
+/* Threads of every PE at once: each adds to every PE's counter, puts its
+ * own slot on every PE, and streams small blocking puts into chunks of its
+ * own on every PE from one buffer it overwrites right after each call (the
+ * engine's bounce ring, which the threads share), reading some back at
+ * once; then the counts add up and every slot and chunk holds its
+ * writer's values. */
 #define THREAD_ADDS 200
-static long *thread_counter, *thread_slots;
+#define THREAD_PUTS 24
+#define THREAD_CHUNK 16 /* longs */
+static long *thread_counter, *thread_slots, *thread_stream;
 static int n_threads;
+static int thread_readback_wrong[16];
+
+static long thread_value(int pe, long thread, int put, int i) { return ((pe * 100 + thread) * 100 + put) * 100 + i; }
+
+static long *thread_chunk(int writer, long thread, int put)
+{
+    return &thread_stream[(((size_t)writer * (size_t)n_threads + (size_t)thread) * THREAD_PUTS + (size_t)put) *
+                          THREAD_CHUNK];
+}
 
 static void *thread_traffic(void *arg)
 {
@@ -791,6 +805,18 @@ static void *thread_traffic(void *arg)
     long mark = me * 1000 + thread;
     for (int pe = 0; pe < npes; pe++)
         shmem_long_put(&thread_slots[me * n_threads + thread], &mark, 1, pe);
+    long chunk[THREAD_CHUNK];
+    for (int pe = 0; pe < npes; pe++)
+        for (int k = 0; k < THREAD_PUTS; k++) {
+            for (int i = 0; i < THREAD_CHUNK; i++)
+                chunk[i] = thread_value(me, thread, k, i);
+            long *target = thread_chunk(me, thread, k);
+            shmem_long_put(target, chunk, THREAD_CHUNK, pe);
+            memset(chunk, 0xA5, sizeof chunk);
+            if (k % 8 == 0 &&
+                shmem_long_g(&target[THREAD_CHUNK - 1], pe) != thread_value(me, thread, k, THREAD_CHUNK - 1))
+                thread_readback_wrong[thread]++;
+        }
     shmem_quiet();
     return NULL;
 }
@@ -799,6 +825,7 @@ static void check_threads(void)
 {
     thread_counter = shmem_calloc(1, sizeof(long));
     thread_slots = shmem_calloc((size_t)(npes * n_threads), sizeof(long));
+    thread_stream = shmem_calloc((size_t)npes * (size_t)n_threads * THREAD_PUTS * THREAD_CHUNK, sizeof(long));
     pthread_t tid[16];
     for (long t = 0; t < n_threads; t++)
         pthread_create(&tid[t], NULL, thread_traffic, (void *)(intptr_t)t);
@@ -809,9 +836,19 @@ static void check_threads(void)
     CHECK(shmem_long_atomic_fetch(thread_counter, me) == expected, "threads' adds: %ld, expected %ld", *thread_counter,
           expected);
     for (int pe = 0; pe < npes; pe++)
-        for (int t = 0; t < n_threads; t++)
+        for (int t = 0; t < n_threads; t++) {
             CHECK(thread_slots[pe * n_threads + t] == pe * 1000 + t, "slot of PE %d thread %d: %ld", pe, t,
                   thread_slots[pe * n_threads + t]);
+            int wrong = 0;
+            for (int k = 0; k < THREAD_PUTS; k++)
+                for (int i = 0; i < THREAD_CHUNK; i++)
+                    wrong += thread_chunk(pe, t, k)[i] != thread_value(pe, t, k, i);
+            CHECK(wrong == 0, "%d longs of the chunks PE %d thread %d put here are wrong", wrong, pe, t);
+        }
+    for (int t = 0; t < n_threads; t++)
+        CHECK(thread_readback_wrong[t] == 0, "thread %d read %d of its puts back wrong right after them", t,
+              thread_readback_wrong[t]);
+    shmem_free(thread_stream);
     shmem_free(thread_slots);
     shmem_free(thread_counter);
 }
