@@ -72,8 +72,8 @@ for r in range(1, runs + 1):
     for name, (suffix, column) in paths.items():
         for key, us in figures(f'{out}/run{r}-{suffix}.txt', column).items():
             seen[name].setdefault(key, []).append(us)
-keys = sorted(seen['shoal'], key=lambda k: (['put', 'get', 'put_mr', 'fetch_add', 'add', 'compare_swap', 'swap', 'fetch'].index(k[0]), k[1]))
-print(f'# medians over {runs} runs, us per operation (put_mr: per message); ratio = the other / shoal')
+keys = sorted(seen['shoal'], key=lambda k: (['put', 'get', 'put_mr', 'put_bl_mr', 'fetch_add', 'add', 'compare_swap', 'swap', 'fetch'].index(k[0]), k[1]))
+print(f'# medians over {runs} runs, us per operation (put_mr, put_bl_mr: per message); ratio = the other / shoal')
 print(f"# {'op':<12} {'bytes':>8} {'shoal':>9} {'oshmem':>9} {'mpi_rma':>9} {'oshmem/shoal':>13} {'rma/shoal':>10}  runs")
 for key in keys:
     med = {n: statistics.median(seen[n][key]) if seen[n].get(key) else float('nan') for n in paths}

@@ -107,6 +107,10 @@ static inline int osh_ctx_pe(shmem_ctx_t ctx, int pe)
 void osh_remote_open(void);
 void osh_remote_close(void);
 extern const rma_remote_ops osh_remote_ops;
+/* Hands the small blocking puts still in this PE's bounce ring to the
+ * network (a local flush), before a call that may wait for a peer that
+ * waits for them. Does nothing where the job is on one node. */
+void osh_remote_push(void);
 
 /* Teams. */
 void osh_teams_open(void);
@@ -114,7 +118,9 @@ void osh_teams_close(void);
 /* The communicator of an active set (PE_start, 2^logPE_stride, PE_size),
  * made by its members at its first use and kept. */
 MPI_Comm osh_active_set(const char *call, int PE_start, int logPE_stride, int PE_size);
-/* A team's communicator, failing on SHMEM_TEAM_INVALID. */
+/* A team's communicator, failing on SHMEM_TEAM_INVALID. Both are what a
+ * collective asks right before it runs, so both push this PE's puts out
+ * first (osh_remote_push). */
 MPI_Comm osh_team_comm(const char *call, shmem_team_t team);
 
 #endif

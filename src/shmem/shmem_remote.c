@@ -4,15 +4,60 @@
  * completes without its target calling anything. A PE's waits drive MPI's
  * progress meanwhile (osh_remote_ops.progress), for MPIs whose RMA over
  * TCP needs the target's help.
+ *
+ * Small blocking puts leave from a copy in a ring of this PE's (the bounce
+ * ring), so they return without waiting for MPI_Win_flush_local, which is
+ * a round trip wherever the host MPI's RMA needs the target's progress;
+ * the ring is reclaimed by a local flush of every window when it wraps,
+ * and pushed out the same way wherever this PE may wait for a peer (every
+ * polling loop's progress call, a collective): an MPI that gathers puts
+ * into larger messages until a flush (Open MPI 4's osc/pt2pt) would
+ * otherwise hold a put whose target this PE waits for.
+ * Completion is counted: every put gets a number once MPI_Put returned;
+ * quiet flushes only where a put beyond the last flush's number exists,
+ * and a get, or an atomic, from a PE that a blocking put not yet flushed
+ * went to flushes that PE first (a blocking put, then a get of the same
+ * bytes, reads what was put).
  * Calls: MPI. */
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "shmem_internal.h"
 
 static MPI_Win windows[RMA_REGIONS] = {MPI_WIN_NULL, MPI_WIN_NULL};
 static MPI_Comm progress_comm = MPI_COMM_NULL;
-/* Puts or atomics not yet complete at their target. */
-static _Atomic bool unflushed;
+
+/* Numbers of puts (from 1, in the order their MPI_Put returned): the last
+ * one issued, the highest that a flush of every window completed, and per
+ * PE the last blocking put to it and the highest a flush of it completed.
+ * A flush raises a mark to the number it saw before it started, so that
+ * threads that flush at once never lower one. */
+static _Atomic uint64_t puts_issued, puts_completed;
+static _Atomic uint64_t *last_blocking_put_to, *completed_to; /* [n_pes] */
+
+/* Blocking puts up to BOUNCE_MAX bytes go through the ring (8 KiB: a copy
+ * of it costs well under a microsecond, less than any round trip the MPI
+ * can make); the ring holds 128 of them before a wrap waits. */
+#define BOUNCE_MAX ((size_t)8 << 10)
+#define BOUNCE_RING ((size_t)1 << 20)
+#define BOUNCE_ALIGN ((size_t)64)
+static char *bounce_ring;
+static size_t bounce_used;
+static _Atomic bool bounce_pending; /* puts from the ring not yet locally complete */
+/* Under SHMEM_THREAD_MULTIPLE threads take turns on the ring: a wrap must
+ * not reclaim a slot another thread is still filling. */
+static bool bounce_shared;
+static pthread_mutex_t bounce_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void raise_mark(_Atomic uint64_t *mark, uint64_t to)
+{
+    uint64_t was = atomic_load(mark);
+    while (was < to && !atomic_compare_exchange_weak(mark, &was, to))
+        ;
+}
 
 void osh_remote_open(void)
 {
@@ -32,6 +77,13 @@ void osh_remote_open(void)
      * ch4 (it answers from its self path without polling the network), so
      * the probe goes to a copy of the world, where nothing is ever sent. */
     MPI_Comm_dup(osh.world, &progress_comm);
+    last_blocking_put_to = calloc((size_t)osh.n_pes, sizeof *last_blocking_put_to);
+    completed_to = calloc((size_t)osh.n_pes, sizeof *completed_to);
+    bounce_ring = malloc(BOUNCE_RING);
+    if (!last_blocking_put_to || !completed_to || !bounce_ring)
+        osh_fail("shmem_init", "no memory for the bookkeeping of puts to other nodes");
+    bounce_used = 0;
+    bounce_shared = osh.thread_level == SHMEM_THREAD_MULTIPLE;
 }
 
 void osh_remote_close(void)
@@ -43,7 +95,75 @@ void osh_remote_close(void)
         MPI_Win_free(&windows[r]);
     }
     MPI_Comm_free(&progress_comm);
-    unflushed = false;
+    /* unlock_all completed every put: the ring's copies are free. */
+    free(bounce_ring);
+    bounce_pending = false;
+    free(last_blocking_put_to);
+    free(completed_to);
+    bounce_ring = NULL;
+    last_blocking_put_to = completed_to = NULL;
+    puts_issued = puts_completed = 0;
+}
+
+/* Called once the put's MPI_Put returned. */
+static void count_put(int pe, bool blocking)
+{
+    uint64_t number = atomic_fetch_add(&puts_issued, 1) + 1;
+    if (blocking)
+        raise_mark(&last_blocking_put_to[pe], number);
+}
+
+/* Completes the blocking puts to pe not yet flushed: what a get or an
+ * atomic on pe must see. */
+static void complete_puts_to(int pe)
+{
+    uint64_t last = atomic_load(&last_blocking_put_to[pe]);
+    if (last <= atomic_load(&puts_completed) || last <= atomic_load(&completed_to[pe]))
+        return;
+    for (int r = 0; r < RMA_REGIONS; r++)
+        if (windows[r] != MPI_WIN_NULL)
+            MPI_Win_flush(pe, windows[r]);
+    raise_mark(&completed_to[pe], last);
+}
+
+/* Makes every put from the ring locally complete and the ring free again.
+ * The caller holds bounce_lock where threads share the ring. */
+static void reclaim_ring(void)
+{
+    for (int r = 0; r < RMA_REGIONS; r++)
+        if (windows[r] != MPI_WIN_NULL)
+            MPI_Win_flush_local_all(windows[r]);
+    bounce_used = 0;
+    atomic_store(&bounce_pending, false);
+}
+
+/* A copy of src in the ring, put from there. */
+static void put_bounced(rma_region_id region, size_t offset, const void *src, size_t bytes, int pe)
+{
+    if (bounce_shared)
+        pthread_mutex_lock(&bounce_lock);
+    if (bounce_used + bytes > BOUNCE_RING)
+        reclaim_ring();
+    char *copy = bounce_ring + bounce_used;
+    bounce_used += (bytes + BOUNCE_ALIGN - 1) & ~(BOUNCE_ALIGN - 1);
+    memcpy(copy, src, bytes);
+    MPI_Put(copy, (int)bytes, MPI_BYTE, pe, (MPI_Aint)offset, (int)bytes, MPI_BYTE, windows[region]);
+    atomic_store(&bounce_pending, true);
+    count_put(pe, true);
+    if (bounce_shared)
+        pthread_mutex_unlock(&bounce_lock);
+}
+
+void osh_remote_push(void)
+{
+    if (!atomic_load(&bounce_pending))
+        return;
+    if (bounce_shared)
+        pthread_mutex_lock(&bounce_lock);
+    if (atomic_load(&bounce_pending))
+        reclaim_ring();
+    if (bounce_shared)
+        pthread_mutex_unlock(&bounce_lock);
 }
 
 /* MPI counts are ints: long transfers go in pieces. */
@@ -53,18 +173,23 @@ static void remote_put(void *ctx, rma_region_id region, size_t offset, const voi
                        bool nonblocking)
 {
     (void)ctx;
+    if (!nonblocking && bytes <= BOUNCE_MAX) {
+        put_bounced(region, offset, src, bytes, pe);
+        return;
+    }
     for (size_t done = 0; done < bytes; done += PIECE) {
         int n = (int)(bytes - done < PIECE ? bytes - done : PIECE);
         MPI_Put((const char *)src + done, n, MPI_BYTE, pe, (MPI_Aint)(offset + done), n, MPI_BYTE, windows[region]);
     }
     if (!nonblocking)
         MPI_Win_flush_local(pe, windows[region]);
-    unflushed = true;
+    count_put(pe, !nonblocking);
 }
 
 static void remote_get(void *ctx, rma_region_id region, size_t offset, void *dst, size_t bytes, int pe)
 {
     (void)ctx;
+    complete_puts_to(pe);
     for (size_t done = 0; done < bytes; done += PIECE) {
         int n = (int)(bytes - done < PIECE ? bytes - done : PIECE);
         MPI_Get((char *)dst + done, n, MPI_BYTE, pe, (MPI_Aint)(offset + done), n, MPI_BYTE, windows[region]);
@@ -100,7 +225,7 @@ static void remote_put_strided(void *ctx, rma_region_id region, size_t offset, p
     MPI_Put(buf, 1, origin, pe, (MPI_Aint)offset, 1, target, windows[region]);
     MPI_Type_free(&origin);
     MPI_Type_free(&target);
-    unflushed = true;
+    count_put(pe, false);
 }
 
 static void remote_get_strided(void *ctx, rma_region_id region, size_t offset, ptrdiff_t target_stride, void *buf,
@@ -112,6 +237,7 @@ static void remote_get_strided(void *ctx, rma_region_id region, size_t offset, p
                        (char *)buf + i * (size_t)buf_stride * elem, elem, pe);
         return;
     }
+    complete_puts_to(pe);
     MPI_Datatype origin = strided_type(count, elem, buf_stride), target = strided_type(count, elem, target_stride);
     MPI_Get(buf, 1, origin, pe, (MPI_Aint)offset, 1, target, windows[region]);
     MPI_Type_free(&origin);
@@ -165,6 +291,7 @@ static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region
                               uint64_t operand, uint64_t compare, int pe)
 {
     (void)ctx;
+    complete_puts_to(pe);
     if (op != RMA_AMO_FETCH_AND && op != RMA_AMO_FETCH_OR && op != RMA_AMO_FETCH_XOR)
         return mpi_atomic(op, width, region, offset, operand, compare, pe);
     uint64_t mask = width == 4 ? UINT32_MAX : UINT64_MAX;
@@ -183,17 +310,19 @@ static uint64_t remote_atomic(void *ctx, rma_atomic_op op, int width, rma_region
 static void remote_quiet(void *ctx)
 {
     (void)ctx;
-    if (!unflushed)
+    uint64_t issued = atomic_load(&puts_issued);
+    if (atomic_load(&puts_completed) >= issued)
         return;
     for (int r = 0; r < RMA_REGIONS; r++)
         if (windows[r] != MPI_WIN_NULL)
             MPI_Win_flush_all(windows[r]);
-    unflushed = false;
+    raise_mark(&puts_completed, issued);
 }
 
 static void remote_progress(void *ctx)
 {
     (void)ctx;
+    osh_remote_push();
     int arrived;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &arrived, MPI_STATUS_IGNORE);
 }

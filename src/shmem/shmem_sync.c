@@ -37,6 +37,7 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 void shmem_sync_all(void)
 {
     osh_require_init("shmem_sync_all");
+    osh_remote_push();
     MPI_Barrier(osh.world);
 }
 

@@ -63,6 +63,7 @@ MPI_Comm osh_team_comm(const char *call, shmem_team_t team)
     osh_require_init(call);
     if (team == SHMEM_TEAM_INVALID || team->comm == MPI_COMM_NULL)
         osh_fail(call, "the team is SHMEM_TEAM_INVALID or was destroyed");
+    osh_remote_push();
     return team->comm;
 }
 
@@ -77,6 +78,7 @@ MPI_Comm osh_active_set(const char *call, int PE_start, int logPE_stride, int PE
     if (osh.my_pe < PE_start || (osh.my_pe - PE_start) % stride || (osh.my_pe - PE_start) / stride >= PE_size)
         osh_fail(call, "PE %d is not in the active set (PE_start %d, logPE_stride %d, PE_size %d) it called on",
                  osh.my_pe, PE_start, logPE_stride, PE_size);
+    osh_remote_push();
     for (size_t i = 0; i < active_set_count; i++)
         if (active_sets[i].start == PE_start && active_sets[i].log_stride == logPE_stride &&
             active_sets[i].size == PE_size)
@@ -137,6 +139,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
     osh_require_init("shmem_team_split_strided");
+    osh_remote_push(); /* a collective over the parent */
     *new_team = SHMEM_TEAM_INVALID;
     /* A PE outside an earlier split's team holds SHMEM_TEAM_INVALID and may
      * split it: the specification makes that a failed split, not an error. */
@@ -167,6 +170,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
                         shmem_team_t *yaxis_team)
 {
     osh_require_init("shmem_team_split_2d");
+    osh_remote_push(); /* a collective over the parent */
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
     if (!team_usable(parent_team) || xrange < 1)
         return -1;

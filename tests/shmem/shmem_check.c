@@ -362,6 +362,75 @@ static void check_ordering(void)
     shmem_free(data);
 }
 
+/* A stream of blocking puts to the next PE (on another node where the job
+ * spans nodes: small ones leave from the engine's bounce ring), each from
+ * one source buffer that is overwritten as soon as the call returns, sizes
+ * on both sides of the ring's 8 KiB limit and enough bytes to wrap the ring
+ * several times. The puts of an epoch go to slots of their own (puts to the
+ * same bytes are ordered only by a fence); epochs end with a fence or a
+ * quiet by turns. Now and then a get of the bytes just put must read them
+ * back at once, and some puts go through the default context. At the end
+ * every PE rebuilds what its sender wrote (the sizes are drawn alike
+ * everywhere) and compares. */
+#define STREAM_EPOCHS 48
+#define STREAM_PER_EPOCH 16
+#define STREAM_SLOT ((size_t)12 << 10)
+#define STREAM_PUTS (STREAM_EPOCHS * STREAM_PER_EPOCH)
+static unsigned char stream_byte(int sender, int k, size_t i) { return (unsigned char)(sender * 37 + k * 11 + (int)i); }
+
+static void check_put_stream(void)
+{
+    size_t region = STREAM_PER_EPOCH * STREAM_SLOT;
+    unsigned char *stream = shmem_calloc(region, 1), *source = malloc(STREAM_SLOT), *back = malloc(STREAM_SLOT);
+    unsigned char *expected = calloc(region, 1);
+    size_t *bytes = malloc(STREAM_PUTS * sizeof *bytes);
+    for (int k = 0; k < STREAM_PUTS; k++)
+        bytes[k] = k % 5 == 4 ? 1 + draw(STREAM_SLOT) : 1 + draw(256); /* mostly small, as a loop of p's */
+    int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+    shmem_barrier_all();
+    for (int k = 0; k < STREAM_PUTS; k++) {
+        unsigned char *slot = stream + (size_t)(k % STREAM_PER_EPOCH) * STREAM_SLOT;
+        for (size_t i = 0; i < bytes[k]; i++)
+            source[i] = stream_byte(me, k, i);
+        if (k % 3 == 2)
+            shmem_ctx_putmem(SHMEM_CTX_DEFAULT, slot, source, bytes[k], to);
+        else
+            shmem_putmem(slot, source, bytes[k], to);
+        memset(source, 0xA5, bytes[k]); /* the source is free once the call returned */
+        if (k % 13 == 0) {
+            shmem_getmem(back, slot, bytes[k], to);
+            size_t i = 0;
+            while (i < bytes[k] && back[i] == stream_byte(me, k, i))
+                i++;
+            CHECK(i == bytes[k], "put %d of %zu bytes to PE %d, got back at once: byte %zu differs", k, bytes[k], to,
+                  i);
+        }
+        if (k % STREAM_PER_EPOCH == STREAM_PER_EPOCH - 1) {
+            if ((k / STREAM_PER_EPOCH) % 2)
+                shmem_quiet();
+            else
+                shmem_fence();
+        }
+    }
+    shmem_barrier_all();
+    for (int k = 0; k < STREAM_PUTS; k++)
+        for (size_t i = 0; i < bytes[k]; i++)
+            expected[(size_t)(k % STREAM_PER_EPOCH) * STREAM_SLOT + i] = stream_byte(from, k, i);
+    size_t first_wrong = region;
+    for (size_t i = 0; i < region && first_wrong == region; i++)
+        if (stream[i] != expected[i])
+            first_wrong = i;
+    CHECK(first_wrong == region, "stream of blocking puts from PE %d: byte %zu (slot %zu) is %d, expected %d", from,
+          first_wrong, first_wrong / STREAM_SLOT, first_wrong < region ? stream[first_wrong] : 0,
+          first_wrong < region ? expected[first_wrong] : 0);
+    shmem_barrier_all();
+    free(bytes);
+    free(expected);
+    free(back);
+    free(source);
+    shmem_free(stream);
+}
+
 /* PE 0 waits on one flag per PE, which each PE sets in turn. */
 static void check_wait_forms(void)
 {
@@ -706,12 +775,26 @@ static void check_heap(void)
         shmem_free(blocks[i]);
 }
 
-/* Threads of every PE at once: each adds to every PE's counter and puts
- * its own slot on every PE; then the counts add up and each slot holds its
- * writer's mark. */
+/* Threads of every PE at once: each adds to every PE's counter, puts its
+ * own slot on every PE, and streams small blocking puts into chunks of its
+ * own on every PE from one buffer it overwrites right after each call (the
+ * engine's bounce ring, which the threads share), reading some back at
+ * once; then the counts add up and every slot and chunk holds its
+ * writer's values. */
 #define THREAD_ADDS 200
-static long *thread_counter, *thread_slots;
+#define THREAD_PUTS 24
+#define THREAD_CHUNK 16 /* longs */
+static long *thread_counter, *thread_slots, *thread_stream;
 static int n_threads;
+static int thread_readback_wrong[16];
+
+static long thread_value(int pe, long thread, int put, int i) { return ((pe * 100 + thread) * 100 + put) * 100 + i; }
+
+static long *thread_chunk(int writer, long thread, int put)
+{
+    return &thread_stream[(((size_t)writer * (size_t)n_threads + (size_t)thread) * THREAD_PUTS + (size_t)put) *
+                          THREAD_CHUNK];
+}
 
 static void *thread_traffic(void *arg)
 {
@@ -722,6 +805,18 @@ static void *thread_traffic(void *arg)
     long mark = me * 1000 + thread;
     for (int pe = 0; pe < npes; pe++)
         shmem_long_put(&thread_slots[me * n_threads + thread], &mark, 1, pe);
+    long chunk[THREAD_CHUNK];
+    for (int pe = 0; pe < npes; pe++)
+        for (int k = 0; k < THREAD_PUTS; k++) {
+            for (int i = 0; i < THREAD_CHUNK; i++)
+                chunk[i] = thread_value(me, thread, k, i);
+            long *target = thread_chunk(me, thread, k);
+            shmem_long_put(target, chunk, THREAD_CHUNK, pe);
+            memset(chunk, 0xA5, sizeof chunk);
+            if (k % 8 == 0 &&
+                shmem_long_g(&target[THREAD_CHUNK - 1], pe) != thread_value(me, thread, k, THREAD_CHUNK - 1))
+                thread_readback_wrong[thread]++;
+        }
     shmem_quiet();
     return NULL;
 }
@@ -730,6 +825,7 @@ static void check_threads(void)
 {
     thread_counter = shmem_calloc(1, sizeof(long));
     thread_slots = shmem_calloc((size_t)(npes * n_threads), sizeof(long));
+    thread_stream = shmem_calloc((size_t)npes * (size_t)n_threads * THREAD_PUTS * THREAD_CHUNK, sizeof(long));
     pthread_t tid[16];
     for (long t = 0; t < n_threads; t++)
         pthread_create(&tid[t], NULL, thread_traffic, (void *)(intptr_t)t);
@@ -740,9 +836,19 @@ static void check_threads(void)
     CHECK(shmem_long_atomic_fetch(thread_counter, me) == expected, "threads' adds: %ld, expected %ld", *thread_counter,
           expected);
     for (int pe = 0; pe < npes; pe++)
-        for (int t = 0; t < n_threads; t++)
+        for (int t = 0; t < n_threads; t++) {
             CHECK(thread_slots[pe * n_threads + t] == pe * 1000 + t, "slot of PE %d thread %d: %ld", pe, t,
                   thread_slots[pe * n_threads + t]);
+            int wrong = 0;
+            for (int k = 0; k < THREAD_PUTS; k++)
+                for (int i = 0; i < THREAD_CHUNK; i++)
+                    wrong += thread_chunk(pe, t, k)[i] != thread_value(pe, t, k, i);
+            CHECK(wrong == 0, "%d longs of the chunks PE %d thread %d put here are wrong", wrong, pe, t);
+        }
+    for (int t = 0; t < n_threads; t++)
+        CHECK(thread_readback_wrong[t] == 0, "thread %d read %d of its puts back wrong right after them", t,
+              thread_readback_wrong[t]);
+    shmem_free(thread_stream);
     shmem_free(thread_slots);
     shmem_free(thread_counter);
 }
@@ -803,6 +909,7 @@ int main(int argc, char **argv)
     check_swap_set_fetch();
     check_atomic_then_get();
     check_ordering();
+    check_put_stream();
     check_wait_forms();
     check_locks();
     check_heap();

@@ -14,7 +14,7 @@
 
 #include "shmem_bench.h"
 
-const char *const shmem_bench_op_names[SHMEM_BENCH_OPS] = {"put", "get",          "put_mr", "fetch_add",
+const char *const shmem_bench_op_names[SHMEM_BENCH_OPS] = {"put", "get",          "put_mr", "put_bl_mr", "fetch_add",
                                                            "add", "compare_swap", "swap",   "fetch"};
 
 /* The symmetric objects of a run. */
@@ -100,6 +100,11 @@ static double run_batch(shmem_bench *b, shmem_bench_op op, size_t bytes, int ite
                 shmem_putmem_nbi(b->heap_dst, b->local, bytes, 1);
             shmem_quiet();
             break;
+        case SHMEM_BENCH_PUT_BLOCKING_RATE:
+            for (int k = 0; k < SHMEM_BENCH_MR_WINDOW; k++)
+                shmem_putmem(b->heap_dst, b->local, bytes, 1);
+            shmem_quiet();
+            break;
         case SHMEM_BENCH_FETCH_ADD: old = shmem_long_atomic_fetch_add(b->counter, 1, 1); break;
         case SHMEM_BENCH_ADD: shmem_long_atomic_add(b->counter, 1, 1); break;
         case SHMEM_BENCH_CSWAP: old = shmem_long_atomic_compare_swap(b->counter, 0, 0, 1); break;
@@ -109,14 +114,14 @@ static double run_batch(shmem_bench *b, shmem_bench_op op, size_t bytes, int ite
         (void)old;
     }
     double per_op = (shmem_bench_now_us() - start) / iterations;
-    return op == SHMEM_BENCH_PUT_RATE ? per_op / SHMEM_BENCH_MR_WINDOW : per_op;
+    return shmem_bench_is_rate(op) ? per_op / SHMEM_BENCH_MR_WINDOW : per_op;
 }
 
 /* This PE's check of a batch of the OpenSHMEM path. */
 static bool shmem_batch_right(shmem_bench *b, shmem_bench_op op, size_t bytes, int me)
 {
     shmem_barrier_all();
-    if ((op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_PUT_RATE) && me == 1)
+    if ((op == SHMEM_BENCH_PUT || shmem_bench_is_rate(op)) && me == 1)
         return shmem_bench_holds(b->heap_dst, bytes, 1);
     if (op == SHMEM_BENCH_GET && me == 0)
         return shmem_bench_holds(b->local, bytes, 2);
@@ -207,12 +212,12 @@ int shmem_bench_run(const shmem_bench_options *opt, shmem_bench_peer *peer)
         print_header(opt, &b, peer, npes);
     int errors = 0;
     for (int op = 0; op < SHMEM_BENCH_OPS; op++) {
-        bool sized = op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_GET || op == SHMEM_BENCH_PUT_RATE;
+        bool sized = op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_GET || shmem_bench_is_rate((shmem_bench_op)op);
         for (size_t bytes = sized ? opt->min : 8; bytes <= (sized ? max : 8); bytes *= 2) {
-            if (op == SHMEM_BENCH_PUT_RATE && bytes > 65536)
+            if (shmem_bench_is_rate((shmem_bench_op)op) && bytes > 65536)
                 break;
             int iterations = bytes <= 8192 ? 2000 : bytes <= 131072 ? 300 : 60;
-            if (op == SHMEM_BENCH_PUT_RATE)
+            if (shmem_bench_is_rate((shmem_bench_op)op))
                 iterations /= 8;
             double times[99], peer_times[99];
             bool right = true;

@@ -21,6 +21,7 @@ typedef enum {
     SHMEM_BENCH_PUT,
     SHMEM_BENCH_GET,
     SHMEM_BENCH_PUT_RATE,
+    SHMEM_BENCH_PUT_BLOCKING_RATE, /* put_bl_mr: blocking puts, a quiet per window */
     SHMEM_BENCH_FETCH_ADD,
     SHMEM_BENCH_ADD,
     SHMEM_BENCH_CSWAP,
@@ -31,8 +32,18 @@ typedef enum {
 
 extern const char *const shmem_bench_op_names[SHMEM_BENCH_OPS];
 
+/* Message rates are per message, over windows of SHMEM_BENCH_MR_WINDOW
+ * puts and a quiet: put_mr of non-blocking ones (OSU's), put_bl_mr of
+ * blocking ones, each of which returns only once its source may be reused
+ * (a loop of small puts; to a PE on another node, where that used to wait
+ * for the MPI's local completion). */
+static inline bool shmem_bench_is_rate(shmem_bench_op op)
+{
+    return op == SHMEM_BENCH_PUT_RATE || op == SHMEM_BENCH_PUT_BLOCKING_RATE;
+}
+
 typedef struct shmem_bench_options {
-    size_t min, max; /* bytes of put, get and put_mr (powers of two between) */
+    size_t min, max; /* bytes of put, get, put_mr and put_bl_mr (powers of two between) */
     int batches;     /* per size; the median is printed */
     const char *title;
     double core_latency_us; /* printed where > 0 */

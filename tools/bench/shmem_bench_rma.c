@@ -41,6 +41,12 @@ static double rma_batch(void *state, shmem_bench_op op, size_t bytes, int iterat
             for (int k = 0; k < SHMEM_BENCH_MR_WINDOW; k++)
                 PMPI_Put(local, n, MPI_BYTE, 1, 0, n, MPI_BYTE, r->win);
             break;
+        case SHMEM_BENCH_PUT_BLOCKING_RATE: /* the origin buffer reusable after each */
+            for (int k = 0; k < SHMEM_BENCH_MR_WINDOW; k++) {
+                PMPI_Put(local, n, MPI_BYTE, 1, 0, n, MPI_BYTE, r->win);
+                PMPI_Win_flush_local(1, r->win);
+            }
+            break;
         case SHMEM_BENCH_FETCH_ADD: PMPI_Fetch_and_op(&one, &old, MPI_LONG, 1, counter_at, MPI_SUM, r->win); break;
         case SHMEM_BENCH_ADD: PMPI_Accumulate(&one, 1, MPI_LONG, 1, counter_at, 1, MPI_LONG, MPI_SUM, r->win); break;
         case SHMEM_BENCH_CSWAP: PMPI_Compare_and_swap(&zero, &zero, &old, MPI_LONG, 1, counter_at, r->win); break;
@@ -50,7 +56,7 @@ static double rma_batch(void *state, shmem_bench_op op, size_t bytes, int iterat
         PMPI_Win_flush(1, r->win);
     }
     double per_op = (shmem_bench_now_us() - start) / iterations;
-    return op == SHMEM_BENCH_PUT_RATE ? per_op / SHMEM_BENCH_MR_WINDOW : per_op;
+    return shmem_bench_is_rate(op) ? per_op / SHMEM_BENCH_MR_WINDOW : per_op;
 }
 
 static bool rma_check(void *state, shmem_bench_op op, size_t bytes, const char *local, int me)
@@ -60,7 +66,7 @@ static bool rma_check(void *state, shmem_bench_op op, size_t bytes, const char *
      * and private copies (MPI's separate memory model needs it). */
     PMPI_Barrier(MPI_COMM_WORLD);
     PMPI_Win_sync(r->win);
-    if ((op == SHMEM_BENCH_PUT || op == SHMEM_BENCH_PUT_RATE) && me == 1)
+    if ((op == SHMEM_BENCH_PUT || shmem_bench_is_rate(op)) && me == 1)
         return shmem_bench_holds(r->base, bytes, 1);
     if (op == SHMEM_BENCH_GET && me == 0)
         return shmem_bench_holds(local, bytes, 2);
