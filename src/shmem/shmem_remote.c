@@ -169,11 +169,22 @@ void osh_remote_push(void)
 /* MPI counts are ints: long transfers go in pieces. */
 #define PIECE ((size_t)1 << 30)
 
+/* Open MPI 4's osc/pt2pt (which shmem_init asks for there) holds puts
+ * until a flush: a blocking put left in the ring would not leave while this
+ * PE computes, or waits in an MPI call of its own that shoal passes through,
+ * and a peer that waits for it would hang. There every blocking put is
+ * flushed locally, as before the ring. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#define BOUNCE_PUTS false
+#else
+#define BOUNCE_PUTS true
+#endif
+
 static void remote_put(void *ctx, rma_region_id region, size_t offset, const void *src, size_t bytes, int pe,
                        bool nonblocking)
 {
     (void)ctx;
-    if (!nonblocking && bytes <= BOUNCE_MAX) {
+    if (BOUNCE_PUTS && !nonblocking && bytes <= BOUNCE_MAX) {
         put_bounced(region, offset, src, bytes, pe);
         return;
     }
