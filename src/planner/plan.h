@@ -123,8 +123,10 @@ typedef struct plan_choice {
     /* A repeat (inputs not PLAN_INPUTS_FRESH) where the tune timed the host
      * on unchanged buffers: that time, and shoal's it is compared with
      * (the tune's timing of shoal's choice so, else the unchanged price);
-     * host_faster then says whether the host's, by PLAN_HOST_GUARD, is
-     * below shoal's. -1: not so compared. */
+     * host_faster then says whether the host takes the repeat: on inputs
+     * that may be unchanged or fresh, where its worse ratio to shoal over
+     * both states (host_ns against model_ns, and these two) stays below
+     * shoal's worse ratio by PLAN_HOST_GUARD. -1: not so compared. */
     double host_repeat_ns, shoal_repeat_ns;
 } plan_choice;
 
@@ -132,8 +134,8 @@ typedef struct plan_choice {
  * for the call to go to the host: within 10 % both are a tie, and shoal's
  * price is calibrated from the same tune's timings. A fresh call compares
  * the host's time on fresh inputs; a repeat (the team's last call of the
- * collective had this size: alike on every rank) its time on unchanged
- * ones, where the tune measured it, except for a reduction on more than
+ * collective had this size: alike on every rank) its times on both
+ * kinds of input, where the tune measured them, except for a reduction on more than
  * two ranks (the first call's grouping keeps its bits). */
 #define PLAN_HOST_GUARD 1.1
 /* The host MPI's time for collective c of `bytes` on n ranks, interpolated

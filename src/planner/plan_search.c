@@ -508,6 +508,24 @@ bool plan_repeat_rule(core_coll c, int n)
     return c != CORE_COLL_BARRIER && (!reduction || n <= 2);
 }
 
+/* A repeat (the size of the collective's last call) may be the same bytes
+ * again, as in OSU, or fresh data written into the same buffers, as a
+ * solver's gradient is: no rank knows which. The host takes it where it
+ * wins one state by the guard band and its worse ratio to shoal over the
+ * two states, with the guard band, is still below shoal's worse ratio to
+ * it, so that a win on cached inputs is not bought with a larger loss on
+ * fresh ones. Known unchanged inputs, or no fresh time of the host's,
+ * leave the repeat times alone to decide. */
+static bool host_takes_repeat(const plan_choice *ch, plan_inputs inputs)
+{
+    double repeat = ch->host_repeat_ns / ch->shoal_repeat_ns;
+    if (inputs == PLAN_INPUTS_UNCHANGED || ch->host_ns <= 0 || ch->model_ns <= 0)
+        return repeat * PLAN_HOST_GUARD < 1;
+    double fresh = ch->host_ns / ch->model_ns;
+    double host_worst = fmax(fresh, repeat), shoal_worst = fmax(1 / fresh, 1 / repeat);
+    return fmin(fresh, repeat) * PLAN_HOST_GUARD < 1 && host_worst * PLAN_HOST_GUARD < shoal_worst;
+}
+
 plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
@@ -570,7 +588,7 @@ plan_choice plan_choose(const plan_query *q)
                 ch.shoal_repeat_ns = shoal_measured > 0                   ? shoal_measured
                                      : q->inputs == PLAN_INPUTS_UNCHANGED ? cand[0].ns
                                                                           : cand[0].unchanged_ns;
-                ch.host_faster = ch.host_repeat_ns * PLAN_HOST_GUARD < ch.shoal_repeat_ns;
+                ch.host_faster = host_takes_repeat(&ch, q->inputs);
             }
         }
     }

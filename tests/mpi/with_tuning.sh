@@ -11,12 +11,13 @@
 #                      1 ns: the calls go to the host
 #   host-repeat-faster:C,...
 #                      the host MPI's own runs of collectives C read as 1 ns
-#                      on unchanged inputs (host_repeat_ns) and 1 s on fresh
-#                      ones (host_ns): repeated calls go to the host, fresh
-#                      calls stay shoal's
+#                      on unchanged inputs (host_repeat_ns) and as not
+#                      measured on fresh ones (host_ns 0): repeated calls go
+#                      to the host, fresh calls stay shoal's
 #   host-fresh-faster:C,...
-#                      the other way round: a first call of a size goes to
-#                      the host, its repeats stay shoal's
+#                      the other way round (1 ns fresh, 9e11 ns unchanged,
+#                      beyond any call's worse ratio): a first call of a
+#                      size goes to the host, its repeats stay shoal's
 set -euo pipefail
 shoal=$1 launcher=$2
 shift 2
@@ -46,15 +47,15 @@ host-faster:*)
     done
     ;;
 host-repeat-faster:* | host-fresh-faster:*)
-    fresh=1000000000.0 repeat=1.0
-    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=1000000000.0
+    fresh=0.0 repeat=1.0
+    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=900000000000.0
     for c in $(tr , ' ' <<<"${edit#*:}"); do
         # Each object of the file's host times by its own key (the same
         # "C/bN/nM" keys appear in each).
         sed -i -E -e "/\"host_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $fresh#" \
                   -e "/\"host_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $repeat#" "$file"
-        grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1.0\$|\"$c/b[0-9]+/n[0-9]+\": 1.0," "$file" &&
-            grep -Eq "\"$c/b[0-9]+/n[0-9]+\": 1000000000.0" "$file" ||
+        grep -Eq "\"$c/b[0-9]+/n[0-9]+\": $fresh(,|\$)" "$file" &&
+            grep -Eq "\"$c/b[0-9]+/n[0-9]+\": $repeat(,|\$)" "$file" ||
             { echo "with_tuning: no host times of $c on both kinds of input in $file" >&2; exit 1; }
     done
     ;;

@@ -943,7 +943,9 @@ static void test_host_times(void)
 /* The host's times on unchanged inputs (shoal tune's host_repeat_ns and
  * shoal_repeat_ns): a repeat goes to the host where its repeat time, by
  * the guard band, is below shoal's (measured where the tune timed it, else
- * its unchanged price); a fresh call keeps the fresh rule; a reduction on
+ * its unchanged price) and, where the host's fresh time is known, its worse
+ * ratio over both kinds of input is below shoal's; a fresh call keeps the
+ * fresh rule; a reduction on
  * more than two ranks and any forced choice never take the repeat rule;
  * files round-trip with the new fields and load as before without them. */
 static void test_host_repeat_times(void)
@@ -1022,10 +1024,21 @@ static void test_host_repeat_times(void)
     CHECK(!ch.host_faster && close_to(ch.shoal_repeat_ns, unchanged_price / 10 * 1.05, 1e-3),
           "within the guard band of shoal's measured repeat: shoal's (%g against %g)", ch.host_repeat_ns,
           ch.shoal_repeat_ns);
+    /* Beyond the guard band on unchanged inputs, but the host 4x slower on
+     * fresh ones: a repeat that may be either stays shoal's (the host's
+     * worse ratio, 4, against shoal's, 1.2), known unchanged inputs go to
+     * the host; shoal 5x slower on unchanged inputs outweighs the 4x. */
     plan_model_set_repeat_ns(&m, CORE_COLL_BCAST, 20, 4, 0, unchanged_price / 10 * 1.2);
     CHECK(plan_model_save(&m, path) == 0, "save");
     plan_model_reload();
-    CHECK(plan_choose(&q).host_faster, "beyond the guard band of shoal's measured repeat: the host's");
+    CHECK(!plan_choose(&q).host_faster, "a 1.2x win on unchanged inputs against a 4x loss on fresh: shoal's");
+    q.inputs = PLAN_INPUTS_UNCHANGED;
+    CHECK(plan_choose(&q).host_faster, "known unchanged inputs, beyond the guard band: the host's");
+    q.inputs = PLAN_INPUTS_EITHER;
+    plan_model_set_repeat_ns(&m, CORE_COLL_BCAST, 20, 4, 0, unchanged_price / 10 * 5);
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    CHECK(plan_choose(&q).host_faster, "a 5x win on unchanged inputs against a 4x loss on fresh: the host's");
 
     /* Round trip: what was read is what is written again. */
     plan_model again = *plan_model_get();
