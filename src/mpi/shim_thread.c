@@ -264,6 +264,12 @@ int MPI_Cancel(MPI_Request *request)
     return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
 }
 
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    return thread_requests_pending() ? thread_request_get_status(request, flag, status)
+                                     : PMPI_Request_get_status(request, flag, status);
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     thread_comm *tc = thread_owns(comm);

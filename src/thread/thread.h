@@ -143,6 +143,8 @@ int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[],
  * one's: its active operation's, if any). */
 int thread_request_free(MPI_Request *request);
 int thread_cancel(MPI_Request *request);
+/* MPI_Request_get_status, on either kind. */
+int thread_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 
 /* Collectives on a thread communicator: thread_<MPI name>, with the MPI
  * function's parameters (thread_coll.c): every blocking collective but the

@@ -1478,6 +1478,34 @@ int thread_request_free(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
+/* Whether a request is done, leaving it as it is: a persistent one that is
+ * inactive is, with an empty status. */
+int thread_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    thread_persistent *p = persistent_find(request);
+    if (p && p->active == MPI_REQUEST_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            persistent_query(p, status);
+        return MPI_SUCCESS;
+    }
+    if (p)
+        request = p->active;
+    thread_req *req = registry_find(request);
+    if (!req) { /* the host's, or one the wait family has completed there already */
+        thread_host_lock();
+        int rc = PMPI_Request_get_status(request, flag, status);
+        thread_host_unlock();
+        return rc;
+    }
+    if (!atomic_load_explicit(&req->done, memory_order_acquire))
+        thread_progress(req->tc);
+    *flag = atomic_load_explicit(&req->done, memory_order_acquire) != REQ_PENDING;
+    if (*flag && status != MPI_STATUS_IGNORE)
+        query_request(req, status);
+    return MPI_SUCCESS;
+}
+
 /* A receive no message has matched yet leaves its queue and completes as
  * cancelled; anything else (sends among them) completes as it would. */
 int thread_cancel(MPI_Request *request)

@@ -6,9 +6,9 @@
  * time, in one MPI_Startall with host persistent requests, completed by each
  * member of the wait family in turn; inactive requests waited on (an empty
  * status at once); each send mode; a derived datatype freed after the init;
- * MPI_PROC_NULL; MPI_Request_free of inactive and active requests;
- * MPI_Cancel of a started receive; wrong arguments through
- * MPI_ERRORS_RETURN; MPI_Isendrecv and MPI_Isendrecv_replace where the
+ * MPI_PROC_NULL; MPI_Request_get_status; MPI_Request_free of inactive and
+ * active requests; MPI_Cancel of a started receive; wrong arguments and
+ * truncation through MPI_ERRORS_RETURN; MPI_Isendrecv and MPI_Isendrecv_replace where the
  * host's header has them.
  *   threadcomm_persist_check [--threads T] [--uneven] [--iterations N] */
 #include <pthread.h>
@@ -163,6 +163,10 @@ static void halo(int rank, int size, int n)
         memset(&st, 0x5a, sizeof st);
         MPI_Test(&reqs[(it + 1) % 6], &flag, &st);
         EXPECT(flag && is_empty(&st), "it=%d: testing inactive request %d: flag %d", it, (it + 1) % 6, flag);
+        flag = 0;
+        memset(&st, 0x5a, sizeof st);
+        MPI_Request_get_status(reqs[(it + 2) % 6], &flag, &st);
+        EXPECT(flag && is_empty(&st), "it=%d: the status of inactive request %d: flag %d", it, (it + 2) % 6, flag);
     }
     for (int i = 0; i < 6; i++) {
         MPI_Request_free(&reqs[i]);
@@ -191,6 +195,10 @@ static void send_modes(int rank, int size)
             if (mode == 3)
                 MPI_Barrier(tcomm);
             MPI_Start(&send);
+            /* MPI_Request_get_status reports it done without completing it. */
+            int done = 0;
+            while (!done)
+                MPI_Request_get_status(recv, &done, MPI_STATUS_IGNORE);
             MPI_Request both[2] = {send, recv};
             MPI_Status sts[2];
             MPI_Waitall(2, both, sts);
@@ -309,6 +317,24 @@ static void errors(int rank, int size)
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     EXPECT(buf == mine, "after the refused start: got %d", buf);
     MPI_Request_free(&req);
+    /* A persistent receive too short for its message: MPI_ERR_TRUNCATE at
+     * each completion, the request inactive and reusable after. */
+    int two[2] = {value(rank, 0, 44), value(rank, 1, 44)}, one = -1;
+    MPI_Request send;
+    MPI_Recv_init(&one, 1, MPI_INT, rank, 44, tcomm, &req);
+    MPI_Send_init(two, 2, MPI_INT, rank, 44, tcomm, &send);
+    for (int it = 0; it < 2; it++) {
+        MPI_Start(&req);
+        MPI_Start(&send);
+        MPI_Wait(&send, MPI_STATUS_IGNORE);
+        MPI_Status st;
+        rc = MPI_Wait(&req, &st);
+        MPI_Error_class(rc, &class);
+        EXPECT(class == MPI_ERR_TRUNCATE && one == two[0] && req != MPI_REQUEST_NULL,
+               "truncated persistent receive: class %d, got %d", class, one);
+    }
+    MPI_Request_free(&req);
+    MPI_Request_free(&send);
 }
 
 #ifdef HAVE_ISENDRECV
@@ -360,6 +386,13 @@ static void isendrecv(int rank, int size)
     int class = 0, rc = MPI_Isendrecv(&keep, 1, MPI_INT, size, 0, &keep, 1, MPI_INT, left, 0, tcomm, &req);
     MPI_Error_class(rc, &class);
     EXPECT(class == MPI_ERR_RANK, "MPI_Isendrecv to rank %d: class %d", size, class);
+    /* A receive half too short: MPI_ERR_TRUNCATE through the wait. */
+    int two[2] = {value(rank, 0, 69), value(rank, 1, 69)}, one = -1;
+    MPI_Isendrecv(two, 2, MPI_INT, right, 64, &one, 1, MPI_INT, left, 64, tcomm, &req);
+    rc = MPI_Wait(&req, &st);
+    MPI_Error_class(rc, &class);
+    EXPECT(class == MPI_ERR_TRUNCATE && one == value(left, 0, 69) && req == MPI_REQUEST_NULL,
+           "truncated MPI_Isendrecv: class %d, got %d", class, one);
 }
 #endif
 
