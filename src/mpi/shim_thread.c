@@ -57,13 +57,16 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
         thread_comm *tc = thread_owns(comm);                                                                         \
         return tc ? thread_send(tc, buf, count, type, dest, tag, mode) : P##Name(buf, count, type, dest, tag, comm); \
     }
-#define ISEND(Name, mode)                                                                                           \
+/* The non-blocking sends and the persistent ones' inits (thread_isend or
+ * thread_send_init) share their parameters. */
+#define SEND_REQUEST(Name, mode, thread_call)                                                                       \
     int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) \
     {                                                                                                               \
         thread_comm *tc = thread_owns(comm);                                                                        \
-        return tc ? thread_isend(tc, buf, count, type, dest, tag, mode, request)                                    \
+        return tc ? thread_call(tc, buf, count, type, dest, tag, mode, request)                                     \
                   : P##Name(buf, count, type, dest, tag, comm, request);                                            \
     }
+#define ISEND(Name, mode) SEND_REQUEST(Name, mode, thread_isend)
 
 SEND(MPI_Send, THREAD_SEND_STANDARD)
 SEND(MPI_Rsend, THREAD_SEND_STANDARD)
@@ -106,13 +109,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 
 /* Persistent point-to-point: a thread communicator's persistent requests
  * are started by the thread layer, any other by the host. */
-#define SEND_INIT(Name, mode)                                                                                       \
-    int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) \
-    {                                                                                                               \
-        thread_comm *tc = thread_owns(comm);                                                                        \
-        return tc ? thread_send_init(tc, buf, count, type, dest, tag, mode, request)                                \
-                  : P##Name(buf, count, type, dest, tag, comm, request);                                            \
-    }
+#define SEND_INIT(Name, mode) SEND_REQUEST(Name, mode, thread_send_init)
 
 SEND_INIT(MPI_Send_init, THREAD_SEND_STANDARD)
 SEND_INIT(MPI_Rsend_init, THREAD_SEND_STANDARD)
@@ -438,16 +435,17 @@ REFUSED(MPI_Intercomm_create,
         return FITS(count) ? thread_send(tc, buf, (int)count, type, dest, tag, mode)                    \
                            : thread_count_too_large(tc, #Name "_c");                                    \
     }
-#define ISEND_C(Name, mode)                                                                             \
+#define SEND_REQUEST_C(Name, mode, thread_call)                                                         \
     int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
                  MPI_Request *request)                                                                  \
     {                                                                                                   \
         thread_comm *tc = thread_owns(comm);                                                            \
         if (!tc)                                                                                        \
             return P##Name##_c(buf, count, type, dest, tag, comm, request);                             \
-        return FITS(count) ? thread_isend(tc, buf, (int)count, type, dest, tag, mode, request)          \
+        return FITS(count) ? thread_call(tc, buf, (int)count, type, dest, tag, mode, request)           \
                            : thread_count_too_large(tc, #Name "_c");                                    \
     }
+#define ISEND_C(Name, mode) SEND_REQUEST_C(Name, mode, thread_isend)
 
 SEND_C(MPI_Send, THREAD_SEND_STANDARD)
 SEND_C(MPI_Rsend, THREAD_SEND_STANDARD)
@@ -476,16 +474,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int t
                        : thread_count_too_large(tc, "MPI_Irecv_c");
 }
 
-#define SEND_INIT_C(Name, mode)                                                                         \
-    int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
-                 MPI_Request *request)                                                                  \
-    {                                                                                                   \
-        thread_comm *tc = thread_owns(comm);                                                            \
-        if (!tc)                                                                                        \
-            return P##Name##_c(buf, count, type, dest, tag, comm, request);                             \
-        return FITS(count) ? thread_send_init(tc, buf, (int)count, type, dest, tag, mode, request)      \
-                           : thread_count_too_large(tc, #Name "_c");                                    \
-    }
+#define SEND_INIT_C(Name, mode) SEND_REQUEST_C(Name, mode, thread_send_init)
 
 SEND_INIT_C(MPI_Send_init, THREAD_SEND_STANDARD)
 SEND_INIT_C(MPI_Rsend_init, THREAD_SEND_STANDARD)

@@ -20,28 +20,15 @@
 
 #include "check_common.h"
 #include "mpix_threadcomm.h"
+#include "threadcomm_common.h"
 
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define HAVE_ISENDRECV 1
 #endif
 
-static int threads_here, world_rank, world_size, iterations = 40;
-static int *first_rank, total_ranks; /* per process: its first thread rank */
-static MPI_Comm tcomm, hostcomm;     /* hostcomm: a duplicate of MPI_COMM_WORLD */
-static _Atomic long failures;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            if (atomic_fetch_add(&failures, 1) < 20) {                         \
-                fprintf(stderr, "[world %d] line %d: ", world_rank, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                  \
-                fputc('\n', stderr);                                           \
-            }                                                                  \
-        }                                                                      \
-    } while (0)
-
-static int value(int rank, int i, int salt) { return rank * 100003 + i * 7 + salt; }
+static int threads_here, world_size, iterations = 40;
+static int total_ranks;
+static MPI_Comm tcomm, hostcomm; /* hostcomm: a duplicate of MPI_COMM_WORLD */
 
 static int count_of(const MPI_Status *st)
 {
@@ -435,13 +422,7 @@ int main(int argc, char **argv)
             CHECK_FATAL("usage: threadcomm_persist_check [--threads T] [--uneven] [--iterations N]");
     }
     threads_here = threads + (uneven && world_rank % 2);
-    first_rank = malloc(sizeof(int) * (world_size + 1));
-    int *each = malloc(sizeof(int) * world_size);
-    PMPI_Allgather(&threads_here, 1, MPI_INT, each, 1, MPI_INT, MPI_COMM_WORLD);
-    first_rank[0] = 0;
-    for (int p = 0; p < world_size; p++)
-        first_rank[p + 1] = first_rank[p] + each[p];
-    total_ranks = first_rank[world_size];
+    PMPI_Allreduce(&threads_here, &total_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_dup(MPI_COMM_WORLD, &hostcomm);
     if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
         CHECK_FATAL("MPIX_Threadcomm_init failed");
@@ -465,8 +446,6 @@ int main(int argc, char **argv)
 #endif
                all ? "FAILED" : "ok", all);
     free(ids);
-    free(each);
-    free(first_rank);
     MPI_Finalize();
     return all ? 1 : 0;
 }
