@@ -24,6 +24,10 @@
  * Requests handed to the user are generalized requests of the host,
  * registered here: the wait family (thread_waitall and its kin) drives them,
  * completes them, and lets the host return them with their statuses.
+ * MPI_Isendrecv's request completes once its send and receive have. A
+ * persistent request's handle is a generalized request of its own that
+ * completes only when it is freed; each MPI_Start makes a request for the
+ * operation, which the wait family shows the host in the handle's place.
  *
  * May call: core, and PMPI. */
 #include <stdlib.h>
