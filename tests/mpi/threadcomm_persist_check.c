@@ -383,6 +383,39 @@ static void isendrecv(int rank, int size)
 }
 #endif
 
+#if MPI_VERSION >= 4
+/* The large-count inits and MPI_Isendrecv_c: the int path where the count
+ * fits, MPI_ERR_COUNT where it does not. */
+static void large_count(int rank, int size)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int out[8], in[8], back[8];
+    MPI_Request reqs[2];
+    MPI_Recv_init_c(in, 8, MPI_INT, left, 80, tcomm, &reqs[0]);
+    MPI_Ssend_init_c(out, 8, MPI_INT, right, 80, tcomm, &reqs[1]);
+    for (int it = 0; it < 3; it++) {
+        for (int i = 0; i < 8; i++)
+            out[i] = value(rank, i, 80 + it), in[i] = -1;
+        MPI_Startall(2, reqs);
+        MPI_Status sts[2];
+        MPI_Waitall(2, reqs, sts);
+        EXPECT(sts[0].MPI_SOURCE == left && count_of(&sts[0]) == 8, "Recv_init_c status %d", sts[0].MPI_SOURCE);
+        for (int i = 0; i < 8; i++)
+            EXPECT(in[i] == value(left, i, 80 + it), "Recv_init_c it=%d in[%d]=%d", it, i, in[i]);
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Request_free(&reqs[1]);
+    MPI_Isendrecv_c(in, 8, MPI_INT, left, 81, back, 8, MPI_INT, right, 81, tcomm, &reqs[0]);
+    MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+    for (int i = 0; i < 8; i++) /* in holds the left's last values; the right has this rank's */
+        EXPECT(back[i] == value(rank, i, 82), "Isendrecv_c back[%d]=%d", i, back[i]);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int class = 0, rc = MPI_Send_init_c(out, (MPI_Count)1 << 40, MPI_INT, right, 82, tcomm, &req);
+    MPI_Error_class(rc, &class);
+    EXPECT(class == MPI_ERR_COUNT && req == MPI_REQUEST_NULL, "Send_init_c of 2^40: class %d", class);
+}
+#endif
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -399,6 +432,9 @@ static void *thread_main(void *arg)
     errors(rank, size);
 #ifdef HAVE_ISENDRECV
     isendrecv(rank, size);
+#endif
+#if MPI_VERSION >= 4
+    large_count(rank, size);
 #endif
     MPI_Barrier(tcomm);
     MPIX_Threadcomm_finish(tcomm);
