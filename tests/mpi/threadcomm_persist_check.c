@@ -119,12 +119,14 @@ static void halo(int rank, int size, int n)
         }
         MPI_Status sts[6];
         int form = it % 5;
+        int rc = MPI_SUCCESS;
         if (form == 4) {
             for (int i = 0; i < 6; i++)
-                MPI_Start(&reqs[i]);
+                rc |= MPI_Start(&reqs[i]);
         } else {
-            MPI_Startall(6, reqs);
+            rc = MPI_Startall(6, reqs);
         }
+        EXPECT(rc == MPI_SUCCESS, "n=%d it=%d: starting the requests failed", n, it);
         complete_all(6, reqs, sts, form);
         for (int i = 0; i < n; i++) {
             EXPECT(from_left[i] == value(left, i, it), "n=%d it=%d from_left[%d]=%d", n, it, i, from_left[i]);
