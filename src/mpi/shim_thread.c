@@ -1,10 +1,10 @@
 /* shim_thread: the MPI_* entry points that only thread communicators need
  * (src/thread): communicator rank and size, dup, attributes, point-to-point
  * (persistent requests and MPI_Start among it), probes, the wait family, and
- * the collectives shim_bindings.c does not
- * define. Each sends a thread communicator's call to the thread layer
- * and any other call to the host unchanged; where no thread communicator
- * (or none of their requests) lives, that costs one relaxed atomic load.
+ * the collectives shim_bindings.c does not define. Each sends a thread
+ * communicator's call to the thread layer and any other call to the host
+ * unchanged; where no thread communicator (or none of their requests)
+ * lives, that costs one relaxed atomic load.
  * The other collectives route through shim_bindings.c's entry points.
  *
  * May call: every lower layer, and PMPI. */
