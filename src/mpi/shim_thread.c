@@ -1,9 +1,10 @@
 /* shim_thread: the MPI_* entry points that only thread communicators need
- * (src/thread): communicator rank and size, dup, attributes, point-to-point,
- * probes, the wait family, and the collectives shim_bindings.c does not
- * define. Each sends a thread communicator's call to the thread layer
- * and any other call to the host unchanged; where no thread communicator
- * (or none of their requests) lives, that costs one relaxed atomic load.
+ * (src/thread): communicator rank and size, dup, attributes, point-to-point
+ * (persistent requests and MPI_Start among it), probes, the wait family, and
+ * the collectives shim_bindings.c does not define. Each sends a thread
+ * communicator's call to the thread layer and any other call to the host
+ * unchanged; where no thread communicator (or none of their requests)
+ * lives, that costs one relaxed atomic load.
  * The other collectives route through shim_bindings.c's entry points.
  *
  * May call: every lower layer, and PMPI. */
@@ -56,13 +57,16 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
         thread_comm *tc = thread_owns(comm);                                                                         \
         return tc ? thread_send(tc, buf, count, type, dest, tag, mode) : P##Name(buf, count, type, dest, tag, comm); \
     }
-#define ISEND(Name, mode)                                                                                           \
+/* The non-blocking sends and the persistent ones' inits (thread_isend or
+ * thread_send_init) share their parameters. */
+#define SEND_REQUEST(Name, mode, thread_call)                                                                       \
     int Name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) \
     {                                                                                                               \
         thread_comm *tc = thread_owns(comm);                                                                        \
-        return tc ? thread_isend(tc, buf, count, type, dest, tag, mode, request)                                    \
+        return tc ? thread_call(tc, buf, count, type, dest, tag, mode, request)                                     \
                   : P##Name(buf, count, type, dest, tag, comm, request);                                            \
     }
+#define ISEND(Name, mode) SEND_REQUEST(Name, mode, thread_isend)
 
 SEND(MPI_Send, THREAD_SEND_STANDARD)
 SEND(MPI_Rsend, THREAD_SEND_STANDARD)
@@ -102,6 +106,55 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     return tc ? thread_sendrecv_replace(tc, buf, count, type, dest, stag, source, rtag, status)
               : PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
 }
+
+/* Persistent point-to-point: a thread communicator's persistent requests
+ * are started by the thread layer, any other by the host. */
+#define SEND_INIT(Name, mode) SEND_REQUEST(Name, mode, thread_send_init)
+
+SEND_INIT(MPI_Send_init, THREAD_SEND_STANDARD)
+SEND_INIT(MPI_Rsend_init, THREAD_SEND_STANDARD)
+SEND_INIT(MPI_Ssend_init, THREAD_SEND_SYNC)
+SEND_INIT(MPI_Bsend_init, THREAD_SEND_BUFFERED)
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_recv_init(tc, buf, count, type, source, tag, request)
+              : PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    int rc;
+    if (thread_persistent_pending() && thread_start(request, &rc))
+        return rc;
+    return PMPI_Start(request);
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    return thread_persistent_pending() ? thread_startall(count, requests) : PMPI_Startall(count, requests);
+}
+
+/* MPI-4's MPI_Isendrecv(_replace): in MPICH 4 and later, and in Open MPI 5
+ * (which says MPI 3.1). */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+int MPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+                  MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_isendrecv(tc, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, request)
+              : PMPI_Isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, request);
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    return tc ? thread_isendrecv_replace(tc, buf, count, type, dest, stag, source, rtag, request)
+              : PMPI_Isendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, request);
+}
+#endif
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
@@ -208,6 +261,12 @@ int MPI_Cancel(MPI_Request *request)
     return thread_requests_pending() ? thread_cancel(request) : PMPI_Cancel(request);
 }
 
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    return thread_requests_pending() ? thread_request_get_status(request, flag, status)
+                                     : PMPI_Request_get_status(request, flag, status);
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     thread_comm *tc = thread_owns(comm);
@@ -276,12 +335,6 @@ REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (c
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
 /* The window constructors: in shim_bindings.c, which counts windows. */
-REFUSED(MPI_Send_init,
-        (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request),
-        (buf, count, type, dest, tag, comm, request))
-REFUSED(MPI_Recv_init,
-        (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
-        (buf, count, type, source, tag, comm, request))
 
 /* The non-blocking collectives shoal serves on a thread communicator. */
 #define ROUTED(Name, params, args) \
@@ -382,16 +435,17 @@ REFUSED(MPI_Intercomm_create,
         return FITS(count) ? thread_send(tc, buf, (int)count, type, dest, tag, mode)                    \
                            : thread_count_too_large(tc, #Name "_c");                                    \
     }
-#define ISEND_C(Name, mode)                                                                             \
+#define SEND_REQUEST_C(Name, mode, thread_call)                                                         \
     int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
                  MPI_Request *request)                                                                  \
     {                                                                                                   \
         thread_comm *tc = thread_owns(comm);                                                            \
         if (!tc)                                                                                        \
             return P##Name##_c(buf, count, type, dest, tag, comm, request);                             \
-        return FITS(count) ? thread_isend(tc, buf, (int)count, type, dest, tag, mode, request)          \
+        return FITS(count) ? thread_call(tc, buf, (int)count, type, dest, tag, mode, request)           \
                            : thread_count_too_large(tc, #Name "_c");                                    \
     }
+#define ISEND_C(Name, mode) SEND_REQUEST_C(Name, mode, thread_isend)
 
 SEND_C(MPI_Send, THREAD_SEND_STANDARD)
 SEND_C(MPI_Rsend, THREAD_SEND_STANDARD)
@@ -418,6 +472,44 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int t
         return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
     return FITS(count) ? thread_irecv(tc, buf, (int)count, type, source, tag, request)
                        : thread_count_too_large(tc, "MPI_Irecv_c");
+}
+
+#define SEND_INIT_C(Name, mode) SEND_REQUEST_C(Name, mode, thread_send_init)
+
+SEND_INIT_C(MPI_Send_init, THREAD_SEND_STANDARD)
+SEND_INIT_C(MPI_Rsend_init, THREAD_SEND_STANDARD)
+SEND_INIT_C(MPI_Ssend_init, THREAD_SEND_SYNC)
+SEND_INIT_C(MPI_Bsend_init, THREAD_SEND_BUFFERED)
+
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
+    return FITS(count) ? thread_recv_init(tc, buf, (int)count, type, source, tag, request)
+                       : thread_count_too_large(tc, "MPI_Recv_init_c");
+}
+
+int MPI_Isendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Isendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, request);
+    return FITS(scount) && FITS(rcount) ? thread_isendrecv(tc, sbuf, (int)scount, stype, dest, stag, rbuf, (int)rcount,
+                                                           rtype, source, rtag, request)
+                                        : thread_count_too_large(tc, "MPI_Isendrecv_c");
+}
+
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int stag, int source, int rtag,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    thread_comm *tc = thread_owns(comm);
+    if (!tc)
+        return PMPI_Isendrecv_replace_c(buf, count, type, dest, stag, source, rtag, comm, request);
+    return FITS(count) ? thread_isendrecv_replace(tc, buf, (int)count, type, dest, stag, source, rtag, request)
+                       : thread_count_too_large(tc, "MPI_Isendrecv_replace_c");
 }
 
 /* A large-count collective whose counts (the condition) fit an int. */

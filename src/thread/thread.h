@@ -104,6 +104,33 @@ bool thread_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message
 /* A request of tc that is complete already. */
 int thread_request_done(thread_comm *tc, MPI_Request *request);
 
+/* MPI_Isendrecv and MPI_Isendrecv_replace: one request, done once both the
+ * send and the receive are, with the receive's status. */
+int thread_isendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Request *request);
+int thread_isendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                             int rtag, MPI_Request *request);
+
+/* Persistent requests (MPI_Send_init and its kin, MPI_Recv_init): inactive
+ * until MPI_Start, inactive again once the wait family has returned the
+ * operation; MPI_Request_free ends them. Their handles are the host's
+ * (generalized requests that never complete), so the host's own calls take
+ * them without harm; while any lives, MPI_Start and MPI_Startall look for
+ * them (thread_start: false, having done nothing, for a host request). */
+extern _Atomic int thread_persistent_live;
+static inline bool thread_persistent_pending(void)
+{
+    return atomic_load_explicit(&thread_persistent_live, memory_order_relaxed) != 0;
+}
+int thread_send_init(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     thread_send_mode mode, MPI_Request *request);
+int thread_recv_init(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                     MPI_Request *request);
+bool thread_start(MPI_Request *request, int *rc);
+/* Starts each request by its kind: a thread communicator's here, a host's
+ * by the host. */
+int thread_startall(int n, MPI_Request requests[]);
+
 /* The wait family over arrays that may mix the host's requests and thread
  * communicators' (generalized requests of the host, completed here). */
 int thread_waitall(int n, MPI_Request requests[], MPI_Status statuses[]);
@@ -112,9 +139,12 @@ int thread_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status
 int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
-/* MPI_Request_free and MPI_Cancel, on either kind of request. */
+/* MPI_Request_free and MPI_Cancel, on either kind of request (a persistent
+ * one's: its active operation's, if any). */
 int thread_request_free(MPI_Request *request);
 int thread_cancel(MPI_Request *request);
+/* MPI_Request_get_status, on either kind. */
+int thread_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 
 /* Collectives on a thread communicator: thread_<MPI name>, with the MPI
  * function's parameters (thread_coll.c): every blocking collective but the

@@ -156,6 +156,8 @@ typedef struct thread_req {
     size_t got_bytes;
     /* the non-blocking collective it is a step of, told when it is done */
     struct thread_nbc *nbc;
+    /* the MPI_Isendrecv it is a half of, told when it is done */
+    struct thread_pair *pair;
     /* handed to the user */
     MPI_Request handle;
     struct thread_req *registry_next;

@@ -24,6 +24,10 @@
  * Requests handed to the user are generalized requests of the host,
  * registered here: the wait family (thread_waitall and its kin) drives them,
  * completes them, and lets the host return them with their statuses.
+ * MPI_Isendrecv's request completes once its send and receive have. A
+ * persistent request's handle is a generalized request of its own that
+ * completes only when it is freed; each MPI_Start makes a request for the
+ * operation, which the wait family shows the host in the handle's place.
  *
  * May call: core, and PMPI. */
 #include <stdlib.h>
@@ -126,13 +130,20 @@ static void release_to_host(MPI_Request handle)
     thread_host_unlock();
 }
 
+struct thread_pair;
+static void pair_half_done(struct thread_pair *pair);
+
 static void finish(thread_req *req)
 {
-    struct thread_nbc *nbc = req->nbc; /* read first: a waiter may free req once it is done */
+    /* read first: a waiter may free req once it is done */
+    struct thread_nbc *nbc = req->nbc;
+    struct thread_pair *pair = req->pair;
     if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_DETACHED)
         release_to_host(req->handle);
     if (nbc)
         thread_nbc_step_done(nbc);
+    if (pair)
+        pair_half_done(pair);
 }
 
 void thread_req_finish(thread_req *req) { finish(req); }
@@ -688,6 +699,367 @@ int thread_irecv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int s
     return MPI_SUCCESS;
 }
 
+/* MPI_Isendrecv(_replace): the request handed out (user, first, so that
+ * the host's free function frees the whole) completes once both halves
+ * have, with the receive's outcome. */
+typedef struct thread_pair {
+    thread_req user;
+    thread_req send, recv;
+    _Atomic int pending; /* halves not done, plus one while posting */
+    int error;           /* a half that could not start */
+    void *copy_base;     /* _replace: the send's copy of the buffer */
+} thread_pair;
+
+static void pair_half_done(thread_pair *p)
+{
+    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) != 1)
+        return;
+    p->user.got_source = p->recv.got_source;
+    p->user.got_tag = p->recv.got_tag;
+    p->user.got_bytes = p->recv.got_bytes;
+    p->user.error = p->error ? p->error : p->recv.error;
+    free(p->copy_base);
+    p->copy_base = NULL;
+    finish(&p->user);
+}
+
+/* The checks of both halves, before either starts: a receive posted alone
+ * would take a message its send's error left unanswered. */
+static int pair_check(const thread_comm *tc, int scount, MPI_Datatype stype, int dest, int stag, int rcount,
+                      MPI_Datatype rtype, int source, int rtag)
+{
+    thread_layout unused;
+    if (check_tag(stag, false) != MPI_SUCCESS || check_tag(rtag, true) != MPI_SUCCESS)
+        return MPI_ERR_TAG;
+    if (scount < 0 || rcount < 0)
+        return MPI_ERR_COUNT;
+    if (!thread_layout_of(stype, &unused) || !thread_layout_of(rtype, &unused))
+        return MPI_ERR_TYPE;
+    if (check_rank(tc, dest, false) != MPI_SUCCESS || check_rank(tc, source, true) != MPI_SUCCESS)
+        return MPI_ERR_RANK;
+    return MPI_SUCCESS;
+}
+
+static int pair_start(thread_comm *tc, int self, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                      void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, void *copy_base,
+                      MPI_Request *request)
+{
+    thread_pair *p = calloc(1, sizeof *p);
+    if (!p) {
+        free(copy_base);
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
+    }
+    p->user.tc = tc;
+    p->user.is_recv = true; /* its status is the receive's */
+    p->copy_base = copy_base;
+    atomic_init(&p->pending, 3);
+    int rc = thread_req_hand_out(&p->user, request);
+    if (rc != MPI_SUCCESS) {
+        free(copy_base);
+        free(p);
+        return thread_error(tc, rc, "no request from the host");
+    }
+    /* The receive first, so that a message to itself finds it posted. */
+    p->recv.pair = p->send.pair = p;
+    rc = recv_start(tc, self, rbuf, rcount, rtype, source, rtag, &p->recv);
+    if (rc != MPI_SUCCESS) {
+        p->error = rc;
+        pair_half_done(p);
+    }
+    rc = send_start(tc, self, sbuf, scount, stype, dest, stag, THREAD_SEND_STANDARD, &p->send);
+    if (rc != MPI_SUCCESS) {
+        if (!p->error)
+            p->error = rc;
+        pair_half_done(p);
+    }
+    pair_half_done(p); /* posted */
+    return MPI_SUCCESS;
+}
+
+int thread_isendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Request *request)
+{
+    int self = started_self(tc, NOT_STARTED);
+    if (self < 0)
+        return MPI_ERR_COMM;
+    int rc = pair_check(tc, scount, stype, dest, stag, rcount, rtype, source, rtag);
+    if (rc != MPI_SUCCESS)
+        return thread_error(tc, rc, "MPI_Isendrecv's arguments");
+    return pair_start(tc, self, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, NULL, request);
+}
+
+int thread_isendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                             int rtag, MPI_Request *request)
+{
+    int self = started_self(tc, NOT_STARTED);
+    if (self < 0)
+        return MPI_ERR_COMM;
+    int rc = pair_check(tc, count, type, dest, stag, count, type, source, rtag);
+    if (rc != MPI_SUCCESS)
+        return thread_error(tc, rc, "MPI_Isendrecv_replace's arguments");
+    thread_layout l;
+    thread_layout_of(type, &l);
+    /* The send goes from a copy, freed once the pair is done. */
+    void *base;
+    char *copy = thread_alloc_elements(&l, count, &base);
+    if (!copy)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for MPI_Isendrecv_replace");
+    rc = thread_copy_typed(copy, buf, count, type, &l);
+    if (rc != MPI_SUCCESS) {
+        free(base);
+        return thread_error(tc, rc, "MPI_Isendrecv_replace's buffer");
+    }
+    return pair_start(tc, self, copy, count, type, dest, stag, buf, count, type, source, rtag, base, request);
+}
+
+/* Persistent requests. The user's handle is a host generalized request
+ * that completes only when the request is freed; MPI_Start makes a thread
+ * request for one operation, the active one, which the wait family shows
+ * the host in the handle's place (MPI_REQUEST_NULL while none is active, so
+ * that the host returns an empty status at once) and which, once the host
+ * has returned it, leaves the request inactive. */
+typedef struct thread_persistent {
+    struct thread_persistent *next;
+    MPI_Request handle;
+    MPI_Request active; /* MPI_REQUEST_NULL while inactive */
+    thread_comm *tc;
+    int self;
+    bool is_recv;
+    thread_send_mode mode;
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    bool type_owned; /* a duplicate of the user's derived datatype, which the user may free */
+    int peer, tag;
+} thread_persistent;
+
+_Atomic int thread_persistent_live;
+static thread_persistent *persistent_registry[REGISTRY_BUCKETS];
+
+static thread_persistent *persistent_find(MPI_Request handle)
+{
+    if (handle == MPI_REQUEST_NULL || !thread_persistent_pending())
+        return NULL;
+    unsigned b = bucket_of(handle);
+    pthread_mutex_lock(&registry_mutex);
+    thread_persistent *p = persistent_registry[b];
+    while (p && p->handle != handle)
+        p = p->next;
+    pthread_mutex_unlock(&registry_mutex);
+    return p;
+}
+
+/* An inactive persistent request's status, as MPI defines the empty one. */
+static int persistent_query(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+static int persistent_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+static int persistent_make(thread_comm *tc, bool is_recv, thread_send_mode mode, void *buf, int count,
+                           MPI_Datatype type, int peer, int tag, MPI_Request *request, const char *call)
+{
+    int self = started_self(tc, NOT_STARTED);
+    if (self < 0)
+        return MPI_ERR_COMM;
+    thread_layout unused;
+    int rc = check_tag(tag, is_recv);
+    if (rc == MPI_SUCCESS && count < 0)
+        rc = MPI_ERR_COUNT;
+    if (rc == MPI_SUCCESS && !thread_layout_of(type, &unused))
+        rc = MPI_ERR_TYPE;
+    if (rc == MPI_SUCCESS)
+        rc = check_rank(tc, peer, is_recv);
+    if (rc != MPI_SUCCESS)
+        return thread_error(tc, rc, call);
+    thread_persistent *p = calloc(1, sizeof *p);
+    if (!p)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a persistent request");
+    *p = (thread_persistent){.active = MPI_REQUEST_NULL,
+                             .tc = tc,
+                             .self = self,
+                             .is_recv = is_recv,
+                             .mode = mode,
+                             .buf = buf,
+                             .count = count,
+                             .type = type,
+                             .peer = peer,
+                             .tag = tag};
+    int ints, addresses, types, combiner;
+    thread_host_lock();
+    rc = PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner);
+    if (rc == MPI_SUCCESS && combiner != MPI_COMBINER_NAMED) {
+        rc = PMPI_Type_dup(type, &p->type);
+        p->type_owned = rc == MPI_SUCCESS;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_start(persistent_query, free_request, persistent_cancel, p, &p->handle);
+    if (rc != MPI_SUCCESS && p->type_owned)
+        PMPI_Type_free(&p->type);
+    thread_host_unlock();
+    if (rc != MPI_SUCCESS) {
+        free(p);
+        return thread_error(tc, rc, "no request from the host");
+    }
+    unsigned b = bucket_of(p->handle);
+    pthread_mutex_lock(&registry_mutex);
+    p->next = persistent_registry[b];
+    persistent_registry[b] = p;
+    atomic_fetch_add(&thread_persistent_live, 1);
+    atomic_fetch_add(&thread_requests_live, 1); /* so that the wait family looks for it */
+    pthread_mutex_unlock(&registry_mutex);
+    *request = p->handle;
+    return MPI_SUCCESS;
+}
+
+int thread_send_init(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     thread_send_mode mode, MPI_Request *request)
+{
+    return persistent_make(tc, false, mode, (void *)buf, count, type, dest, tag, request,
+                           "a persistent send's arguments");
+}
+
+int thread_recv_init(thread_comm *tc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                     MPI_Request *request)
+{
+    return persistent_make(tc, true, THREAD_SEND_STANDARD, buf, count, type, source, tag, request,
+                           "a persistent receive's arguments");
+}
+
+static int persistent_start(thread_persistent *p)
+{
+    thread_comm *tc = p->tc;
+    if (p->active != MPI_REQUEST_NULL)
+        return thread_error(tc, MPI_ERR_REQUEST, "MPI_Start of a persistent request that is active");
+    thread_req *req = calloc(1, sizeof *req);
+    if (!req)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
+    int rc = p->is_recv ? recv_start(tc, p->self, p->buf, p->count, p->type, p->peer, p->tag, req)
+                        : send_start(tc, p->self, p->buf, p->count, p->type, p->peer, p->tag, p->mode, req);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return thread_error(tc, rc, "MPI_Start");
+    }
+    rc = thread_req_hand_out(req, &p->active);
+    if (rc != MPI_SUCCESS) {
+        /* Under way already: it must complete before it goes. */
+        wait_req(req);
+        free(req);
+        p->active = MPI_REQUEST_NULL;
+        return thread_error(tc, rc, "no request from the host");
+    }
+    return MPI_SUCCESS;
+}
+
+bool thread_start(MPI_Request *request, int *rc)
+{
+    thread_persistent *p = persistent_find(*request);
+    if (!p)
+        return false;
+    *rc = persistent_start(p);
+    return true;
+}
+
+int thread_startall(int n, MPI_Request requests[])
+{
+    for (int i = 0; i < n; i++) {
+        int rc;
+        if (!thread_start(&requests[i], &rc)) {
+            thread_host_lock();
+            rc = PMPI_Start(&requests[i]);
+            thread_host_unlock();
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Ends a persistent request: its active operation, if any, completes
+ * unwatched (as MPI_Request_free of a non-persistent one), then the host's
+ * handle completes and goes (the host's free function frees p). */
+static void persistent_free(thread_persistent *p)
+{
+    unsigned b = bucket_of(p->handle);
+    pthread_mutex_lock(&registry_mutex);
+    thread_persistent **at = &persistent_registry[b];
+    while (*at && *at != p)
+        at = &(*at)->next;
+    if (*at)
+        *at = p->next;
+    atomic_fetch_sub(&thread_persistent_live, 1);
+    atomic_fetch_sub(&thread_requests_live, 1);
+    pthread_mutex_unlock(&registry_mutex);
+    if (p->active != MPI_REQUEST_NULL)
+        thread_request_free(&p->active);
+    if (p->type_owned) {
+        thread_host_lock();
+        PMPI_Type_free(&p->type);
+        thread_host_unlock();
+    }
+    release_to_host(p->handle);
+}
+
+/* The wait family shows the host, for each persistent thread request of an
+ * array, its active request or MPI_REQUEST_NULL; once the host has
+ * returned it, the request is inactive and the user's handle unchanged. */
+typedef struct request_view {
+    MPI_Request *shown;
+    thread_persistent **persistent; /* per request, the persistent one it is, or NULL */
+    MPI_Request small_shown[16];
+    thread_persistent *small_persistent[16];
+} request_view;
+
+static MPI_Request *view_open(int n, MPI_Request requests[], request_view *v)
+{
+    v->shown = requests;
+    if (n <= 0 || !thread_persistent_pending())
+        return requests;
+    bool any = false;
+    for (int i = 0; i < n && !any; i++)
+        any = persistent_find(requests[i]) != NULL;
+    if (!any)
+        return requests;
+    if (n <= 16) {
+        v->shown = v->small_shown;
+        v->persistent = v->small_persistent;
+    } else {
+        v->shown = malloc((size_t)n * sizeof *v->shown);
+        v->persistent = malloc((size_t)n * sizeof *v->persistent);
+        if (!v->shown || !v->persistent)
+            core_fatal("out of memory for %d requests", n);
+    }
+    for (int i = 0; i < n; i++) {
+        v->persistent[i] = persistent_find(requests[i]);
+        v->shown[i] = v->persistent[i] ? v->persistent[i]->active : requests[i];
+    }
+    return v->shown;
+}
+
+static void view_close(int n, MPI_Request requests[], request_view *v)
+{
+    if (v->shown == requests)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (!v->persistent[i])
+            requests[i] = v->shown[i];
+        else if (v->shown[i] == MPI_REQUEST_NULL)
+            v->persistent[i]->active = MPI_REQUEST_NULL; /* returned: inactive */
+    }
+    if (v->shown != v->small_shown) {
+        free(v->shown);
+        free(v->persistent);
+    }
+}
+
 /* What a probe shares: its checks, MPI_PROC_NULL (a flag, a status and no
  * message), else the first message in this thread's mailbox that a receive
  * of source and tag would take: its status and, where `take`, the message,
@@ -958,7 +1330,7 @@ static int report(int n, int rc, pass_errors *e, MPI_Status statuses[], const in
     return statuses == MPI_STATUSES_IGNORE || count == 1 ? code : MPI_ERR_IN_STATUS;
 }
 
-int thread_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
+static int testall_shown(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     int small[16];
     pass_errors e = {.code = error_codes(n, small)};
@@ -976,7 +1348,7 @@ int thread_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses
     return rc;
 }
 
-int thread_waitall(int n, MPI_Request requests[], MPI_Status statuses[])
+static int waitall_shown(int n, MPI_Request requests[], MPI_Status statuses[])
 {
     int small[16];
     pass_errors e = {.code = error_codes(n, small)};
@@ -1000,7 +1372,7 @@ int thread_waitall(int n, MPI_Request requests[], MPI_Status statuses[])
     return rc;
 }
 
-int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+static int testany_shown(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
     int small[16];
     pass_errors e = {.code = error_codes(n, small)};
@@ -1015,18 +1387,18 @@ int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Sta
     return rc;
 }
 
-int thread_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+static int waitany_shown(int n, MPI_Request requests[], int *index, MPI_Status *status)
 {
     unsigned spins = 0;
     for (;;) {
-        int flag = 0, rc = thread_testany(n, requests, index, &flag, status);
+        int flag = 0, rc = testany_shown(n, requests, index, &flag, status);
         if (flag || rc != MPI_SUCCESS)
             return rc;
         thread_pause(&spins);
     }
 }
 
-int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+static int testsome_shown(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     int small[16];
     pass_errors e = {.code = error_codes(n, small)};
@@ -1041,19 +1413,63 @@ int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[],
     return rc;
 }
 
-int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+static int waitsome_shown(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     unsigned spins = 0;
     for (;;) {
-        int rc = thread_testsome(n, requests, outcount, indices, statuses);
+        int rc = testsome_shown(n, requests, outcount, indices, statuses);
         if (rc != MPI_SUCCESS || *outcount != 0)
             return rc;
         thread_pause(&spins);
     }
 }
 
+/* The wait family's entry points: persistent requests shown as their
+ * active ones (view_open), the user's array set after. */
+#define SHOWN(call, args)                                \
+    do {                                                 \
+        request_view v;                                  \
+        MPI_Request *shown = view_open(n, requests, &v); \
+        int rc = call args;                              \
+        view_close(n, requests, &v);                     \
+        return rc;                                       \
+    } while (0)
+
+int thread_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    SHOWN(testall_shown, (n, shown, flag, statuses));
+}
+
+int thread_waitall(int n, MPI_Request requests[], MPI_Status statuses[]) { SHOWN(waitall_shown, (n, shown, statuses)); }
+
+int thread_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    SHOWN(testany_shown, (n, shown, index, flag, status));
+}
+
+int thread_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    SHOWN(waitany_shown, (n, shown, index, status));
+}
+
+int thread_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    SHOWN(testsome_shown, (n, shown, outcount, indices, statuses));
+}
+
+int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    SHOWN(waitsome_shown, (n, shown, outcount, indices, statuses));
+}
+
 int thread_request_free(MPI_Request *request)
 {
+    thread_persistent *p = persistent_find(*request);
+    if (p) {
+        persistent_free(p);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     thread_req *req = registry_find(*request);
     if (!req)
         return PMPI_Request_free(request);
@@ -1066,10 +1482,41 @@ int thread_request_free(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
+/* Whether a request is done, leaving it as it is: a persistent one that is
+ * inactive is, with an empty status. */
+int thread_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    thread_persistent *p = persistent_find(request);
+    if (p && p->active == MPI_REQUEST_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            persistent_query(p, status);
+        return MPI_SUCCESS;
+    }
+    if (p)
+        request = p->active;
+    thread_req *req = registry_find(request);
+    if (!req) { /* the host's, or one the wait family has completed there already */
+        thread_host_lock();
+        int rc = PMPI_Request_get_status(request, flag, status);
+        thread_host_unlock();
+        return rc;
+    }
+    if (!atomic_load_explicit(&req->done, memory_order_acquire))
+        thread_progress(req->tc);
+    *flag = atomic_load_explicit(&req->done, memory_order_acquire) != REQ_PENDING;
+    if (*flag && status != MPI_STATUS_IGNORE)
+        query_request(req, status);
+    return MPI_SUCCESS;
+}
+
 /* A receive no message has matched yet leaves its queue and completes as
  * cancelled; anything else (sends among them) completes as it would. */
 int thread_cancel(MPI_Request *request)
 {
+    thread_persistent *p = persistent_find(*request);
+    if (p) /* its active operation, if any: cancelling an inactive one does nothing */
+        return p->active == MPI_REQUEST_NULL ? MPI_SUCCESS : thread_cancel(&p->active);
     thread_req *req = registry_find(*request);
     if (!req)
         return PMPI_Cancel(request);

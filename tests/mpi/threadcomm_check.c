@@ -19,24 +19,11 @@
 
 #include "check_common.h"
 #include "mpix_threadcomm.h"
+#include "threadcomm_common.h"
 
-static int threads_here, world_rank, world_size;
+static int threads_here, world_size;
 static int *first_rank, total_ranks; /* per process: its first thread rank */
 static MPI_Comm tcomm;
-static _Atomic long failures;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            if (atomic_fetch_add(&failures, 1) < 20) {                         \
-                fprintf(stderr, "[world %d] line %d: ", world_rank, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                  \
-                fputc('\n', stderr);                                           \
-            }                                                                  \
-        }                                                                      \
-    } while (0)
-
-static int value(int rank, int i, int salt) { return rank * 100003 + i * 7 + salt; }
 
 static void ring(int rank, int size)
 {
