@@ -29,8 +29,15 @@ static void host_line(const plan_query *q)
     plan_choice ch = plan_choose(q);
     size_t sized = plan_size_class(q->bytes);
     double shoal_repeat, host_repeat = q->n > 1 ? plan_host_repeat_ns(q->coll, sized, q->n, &shoal_repeat) : -1;
-    const char *verdict = ch.host_faster ? ": faster by the guard band, so the host runs it" : "";
     bool on_repeat = ch.host_repeat_ns > 0; /* the repeat's times decided */
+    /* A repeat that may be fresh or unchanged weighs both kinds of input. */
+    bool both = on_repeat && q->inputs != PLAN_INPUTS_UNCHANGED && ch.host_ns > 0;
+    const char *verdict = !ch.host_faster ? (both ? ": over both kinds of input shoal's worse ratio is the smaller, "
+                                                    "so shoal runs it"
+                                                  : "")
+                          : both          ? ": over both kinds of input the host's worse ratio is the smaller by the "
+                                            "guard band, so the host runs it"
+                                          : ": faster by the guard band, so the host runs it";
     if (ch.host_ns > 0)
         printf("the host MPI's own: measured %.3f us on fresh inputs (shoal tune)%s\n", ch.host_ns / 1e3,
                on_repeat ? "" : verdict);
