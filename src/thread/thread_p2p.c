@@ -221,6 +221,8 @@ static void complete_recv(thread_req *req, const thread_msg *m)
 static thread_req *take_posted(thread_mailbox *box, int source, int tag)
 {
     thread_req **at = &box->posted;
+    if (*at) /* its line is about to be written: fetch it for writing, not twice */
+        __builtin_prefetch(*at, 1);
     while (*at && !matches((*at)->source, (*at)->tag, source, tag))
         at = &(*at)->next;
     thread_req *req = *at;
@@ -497,7 +499,7 @@ int thread_send(thread_comm *tc, const void *buf, int count, MPI_Datatype type, 
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
         return MPI_ERR_COMM;
-    thread_req req = {0};
+    _Alignas(64) thread_req req = {0};
     int rc = check_tag(tag, false);
     if (rc == MPI_SUCCESS)
         rc = send_start(tc, self, buf, count, type, dest, tag, mode, &req);
@@ -512,7 +514,7 @@ int thread_recv(thread_comm *tc, void *buf, int count, MPI_Datatype type, int so
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
         return MPI_ERR_COMM;
-    thread_req req = {0};
+    _Alignas(64) thread_req req = {0};
     int rc = check_tag(tag, true);
     if (rc == MPI_SUCCESS)
         rc = recv_start(tc, self, buf, count, type, source, tag, &req);
@@ -531,7 +533,8 @@ int thread_sendrecv(thread_comm *tc, const void *sbuf, int scount, MPI_Datatype 
     int self = started_self(tc, NOT_STARTED);
     if (self < 0)
         return MPI_ERR_COMM;
-    thread_req send = {0}, recv = {0};
+    _Alignas(64) thread_req send = {0};
+    _Alignas(64) thread_req recv = {0};
     if (check_tag(stag, false) != MPI_SUCCESS || check_tag(rtag, true) != MPI_SUCCESS)
         return thread_error(tc, MPI_ERR_TAG, "a tag");
     int rc = recv_start(tc, self, rbuf, rcount, rtype, source, rtag, &recv);
