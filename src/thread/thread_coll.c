@@ -289,7 +289,7 @@ static int reduce_common(MPI_Comm comm, const void *sbuf, void *rbuf, MPI_Count 
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
     size_t span = thread_span(&l, (size_t)count);
-    if (!c.spread && span <= THREAD_STAGE_BYTES) {
+    if (!c.spread && span <= THREAD_SHORT_REDUCE_BYTES) {
         rc = reduce_short(&c, sbuf, rbuf, count, type, op, &l, root);
         return rc == MPI_SUCCESS ? rc : fail(&c, rc, name);
     }

@@ -282,8 +282,8 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     if (tc->slot)
         memset(tc->slot, 0, (size_t)nthreads * sizeof *tc->slot);
     tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
-    if (tc->stage)
-        memset(tc->stage, 0, (size_t)nthreads * sizeof *tc->stage);
+    for (int t = 0; tc->stage && t < nthreads; t++) /* the headers: bytes are written before read */
+        memset(&tc->stage[t], 0, offsetof(thread_stage, bytes));
     tc->derive = calloc((size_t)nthreads, sizeof *tc->derive);
     tc->nbc_started = calloc((size_t)nthreads, sizeof *tc->nbc_started);
     if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->derive || !tc->nbc_started)

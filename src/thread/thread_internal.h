@@ -43,8 +43,13 @@ typedef struct thread_slot {
  * copies its input here, marks it `ready` with the number of the call it is
  * for (`calls`: the short collectives this thread has made, alike in every
  * thread of the process) and goes on; `expect` threads read it, each adding
- * to `reads`, and the owner waits for them before writing it again. */
-#define THREAD_STAGE_BYTES 4096
+ * to `reads`, and the owner waits for them before writing it again. A
+ * bcast stages up to THREAD_STAGE_BYTES (its root returns once the message
+ * is staged, as a process root does once it is in the cells); a reduction
+ * up to THREAD_SHORT_REDUCE_BYTES, past which every thread folding every
+ * input costs more than meeting to fold a slice each. */
+#define THREAD_STAGE_BYTES 65536
+#define THREAD_SHORT_REDUCE_BYTES 4096
 typedef struct thread_stage {
     _Alignas(64) _Atomic int reads;
     _Atomic unsigned ready;

@@ -258,7 +258,7 @@ static void probe_and_truncate(int rank, int size)
 
 static void collectives(int rank, int size)
 {
-    static const int counts[] = {1, 37, 3000};
+    static const int counts[] = {1, 37, 3000, 16384}; /* 16384 ints: a full bcast stage */
     MPI_Barrier(tcomm);
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
         int n = counts[k];
