@@ -21,9 +21,13 @@ bool thread_host_serialised;
 pthread_mutex_t thread_host_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 /* Live communicators: slots stored with release and read with acquire, so
- * that a lookup needs no lock; they change only outside parallel regions. */
+ * that a lookup needs no lock. A derived communicator is made and freed
+ * inside a parallel region, while threads outside it look up others: a
+ * lookup compares the handle kept beside each slot and touches only the
+ * communicator it finds, one its caller belongs to, never one being freed. */
 #define THREAD_MAX_COMMS 64
 static _Atomic(thread_comm *) registry[THREAD_MAX_COMMS];
+static _Atomic(MPI_Comm) registry_handle[THREAD_MAX_COMMS];
 static _Atomic int registry_used; /* slots ever used: lookups look no further */
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -31,8 +35,10 @@ thread_comm *thread_comm_find(MPI_Comm comm)
 {
     int used = atomic_load_explicit(&registry_used, memory_order_acquire);
     for (int i = 0; i < used; i++) {
+        if (atomic_load_explicit(&registry_handle[i], memory_order_acquire) != comm)
+            continue;
         thread_comm *tc = atomic_load_explicit(&registry[i], memory_order_acquire);
-        if (tc && tc->handle == comm)
+        if (tc)
             return tc;
     }
     return NULL;
@@ -44,6 +50,7 @@ static bool registry_add(thread_comm *tc)
     for (int i = 0; i < THREAD_MAX_COMMS; i++)
         if (!atomic_load_explicit(&registry[i], memory_order_relaxed)) {
             atomic_store_explicit(&registry[i], tc, memory_order_release);
+            atomic_store_explicit(&registry_handle[i], tc->handle, memory_order_release);
             if (atomic_load_explicit(&registry_used, memory_order_relaxed) <= i)
                 atomic_store_explicit(&registry_used, i + 1, memory_order_release);
             atomic_fetch_add(&thread_comms_live, 1);
@@ -59,6 +66,7 @@ static void registry_remove(thread_comm *tc)
     pthread_mutex_lock(&registry_mutex);
     for (int i = 0; i < THREAD_MAX_COMMS; i++)
         if (atomic_load_explicit(&registry[i], memory_order_relaxed) == tc) {
+            atomic_store_explicit(&registry_handle[i], MPI_COMM_NULL, memory_order_release);
             atomic_store_explicit(&registry[i], NULL, memory_order_release);
             atomic_fetch_sub(&thread_comms_live, 1);
         }
