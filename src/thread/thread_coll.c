@@ -139,42 +139,54 @@ int thread_MPI_Barrier(MPI_Comm comm)
 }
 
 /* Short collectives within one process never meet: each thread that has
- * input stages it (its own stage, once the readers of its last use are
- * done) and marks it ready for this call, and each thread that needs a
- * result waits for the stages it reads, and only those. So a bcast's root
- * and a reduce's other ranks return at once, as process ranks do, and
- * nobody waits on a counter every thread writes. */
+ * input stages it (in its area for this call, once every thread has
+ * finished the call that last used it) and marks it ready, and each thread
+ * that needs a result waits for the areas it reads, and only those. So a
+ * bcast's root and a reduce's other ranks return at once, as process ranks
+ * do, and nobody waits on a counter every thread writes. */
+static bool reached(unsigned mark, unsigned number) { return (int)(mark - number) >= 0; }
+
 static unsigned stage_call(thread_comm *tc, int self) { return ++tc->stage[self].calls; }
 
-static char *stage_claim(thread_comm *tc, int self, int readers)
+/* This thread's area for call number, once nobody reads it any more. */
+static char *stage_claim(thread_comm *tc, int self, unsigned number)
 {
     thread_stage *st = &tc->stage[self];
-    unsigned spins = 0;
-    while (atomic_load_explicit(&st->reads, memory_order_acquire) < st->expect)
-        thread_pause(&spins);
-    st->expect = readers;
-    atomic_store_explicit(&st->reads, 0, memory_order_relaxed); /* stage_publish publishes it */
-    return st->bytes;
+    unsigned last_use = number - 2;
+    for (int t = 0; t < tc->nthreads; t++) {
+        if (t == self || reached(st->known[t], last_use))
+            continue;
+        unsigned spins = 0, mark;
+        while (!reached(mark = atomic_load_explicit(&tc->stage[t].finished, memory_order_acquire), last_use))
+            thread_pause(&spins);
+        st->known[t] = mark;
+    }
+    return st->area[number % 2].bytes;
 }
 
 static void stage_publish(thread_comm *tc, int self, unsigned number)
 {
-    atomic_store_explicit(&tc->stage[self].ready, number, memory_order_release);
+    atomic_store_explicit(&tc->stage[self].area[number % 2].ready, number, memory_order_release);
 }
 
-/* owner's stage, once it is ready for this call. */
-static const char *stage_wait(thread_comm *tc, int owner, unsigned number)
+/* owner's area, once it is ready for call number. Having staged it, owner
+ * has finished the call before. */
+static const char *stage_wait(thread_comm *tc, int self, int owner, unsigned number)
 {
-    thread_stage *st = &tc->stage[owner];
+    thread_stage_area *area = &tc->stage[owner].area[number % 2];
     unsigned spins = 0;
-    while (atomic_load_explicit(&st->ready, memory_order_acquire) != number)
+    while (!reached(atomic_load_explicit(&area->ready, memory_order_acquire), number))
         thread_pause(&spins);
-    return st->bytes;
+    unsigned *known = &tc->stage[self].known[owner];
+    if (!reached(*known, number - 1))
+        *known = number - 1;
+    return area->bytes;
 }
 
-static void stage_read(thread_comm *tc, int owner)
+/* This thread is done with call number, its reads of others' areas too. */
+static void stage_finish(thread_comm *tc, int self, unsigned number)
 {
-    atomic_fetch_add_explicit(&tc->stage[owner].reads, 1, memory_order_release);
+    atomic_store_explicit(&tc->stage[self].finished, number, memory_order_release);
 }
 
 static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, int root)
@@ -196,12 +208,12 @@ static int bcast(MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type, i
         /* Short, within one process: the root stages the message and goes. */
         unsigned number = stage_call(tc, c.self);
         if (c.self == root_self) {
-            rc = thread_pack(buf, (size_t)count, type, &l, stage_claim(tc, root_self, tc->nthreads - 1));
+            rc = thread_pack(buf, (size_t)count, type, &l, stage_claim(tc, root_self, number));
             stage_publish(tc, root_self, number);
         } else {
-            rc = thread_unpack(stage_wait(tc, root_self, number), bytes, buf, type, &l);
-            stage_read(tc, root_self);
+            rc = thread_unpack(stage_wait(tc, c.self, root_self, number), bytes, buf, type, &l);
         }
+        stage_finish(tc, c.self, number);
         return rc == MPI_SUCCESS ? rc : fail(&c, rc, "MPI_Bcast");
     }
     meet_with(&c, buf, buf);
@@ -252,17 +264,15 @@ static int reduce_short(call *c, const void *sbuf, void *rbuf, MPI_Count count, 
     int n = tc->nthreads;
     size_t span = thread_span(l, (size_t)count);
     unsigned number = stage_call(tc, c->self);
-    char *mine = stage_claim(tc, c->self, root < 0 ? n : 1);
-    memcpy(mine, (const char *)sbuf + l->lb, span);
+    memcpy(stage_claim(tc, c->self, number), (const char *)sbuf + l->lb, span);
     stage_publish(tc, c->self, number);
-    if (root >= 0 && root != c->rank)
-        return MPI_SUCCESS;
     int rc = MPI_SUCCESS;
-    memcpy((char *)rbuf + l->lb, stage_wait(tc, n - 1, number), span);
-    for (int t = n - 2; t >= 0 && rc == MPI_SUCCESS; t--)
-        rc = PMPI_Reduce_local(stage_wait(tc, t, number) - l->lb, rbuf, (int)count, type, op);
-    for (int t = 0; t < n; t++)
-        stage_read(tc, t);
+    if (root < 0 || root == c->rank) {
+        memcpy((char *)rbuf + l->lb, stage_wait(tc, c->self, n - 1, number), span);
+        for (int t = n - 2; t >= 0 && rc == MPI_SUCCESS; t--)
+            rc = PMPI_Reduce_local(stage_wait(tc, c->self, t, number) - l->lb, rbuf, (int)count, type, op);
+    }
+    stage_finish(tc, c->self, number);
     return rc;
 }
 

@@ -261,6 +261,8 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc->counts);
     free(tc->displs);
     free(tc->slot);
+    for (int t = 0; t < tc->nstages; t++)
+        free(tc->stage[t].known);
     free(tc->stage);
     free(tc->derive);
     free(tc->nbc_started);
@@ -290,11 +292,21 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     if (tc->slot)
         memset(tc->slot, 0, (size_t)nthreads * sizeof *tc->slot);
     tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
-    for (int t = 0; tc->stage && t < nthreads; t++) /* the headers: bytes are written before read */
-        memset(&tc->stage[t], 0, offsetof(thread_stage, bytes));
+    tc->nstages = tc->stage ? nthreads : 0;
+    bool stages_ok = true;
+    for (int t = 0; tc->stage && t < nthreads; t++) { /* the headers: bytes are written before read */
+        thread_stage *st = &tc->stage[t];
+        atomic_init(&st->finished, 0);
+        st->calls = 0;
+        atomic_init(&st->area[0].ready, 0);
+        atomic_init(&st->area[1].ready, 0);
+        st->known = calloc((size_t)nthreads, sizeof *st->known);
+        stages_ok &= st->known != NULL;
+    }
     tc->derive = calloc((size_t)nthreads, sizeof *tc->derive);
     tc->nbc_started = calloc((size_t)nthreads, sizeof *tc->nbc_started);
-    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->derive || !tc->nbc_started)
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !stages_ok || !tc->derive ||
+        !tc->nbc_started)
         goto fail;
     long long total = 0;
     for (int p = 0; p < tc->nprocs; p++) {

@@ -39,23 +39,30 @@ typedef struct thread_slot {
     void *rbuf;
 } thread_slot;
 
-/* A thread's staging area for short collectives within one process: it
- * copies its input here, marks it `ready` with the number of the call it is
- * for (`calls`: the short collectives this thread has made, alike in every
- * thread of the process) and goes on; `expect` threads read it, each adding
- * to `reads`, and the owner waits for them before writing it again. A
- * bcast stages up to THREAD_STAGE_BYTES (its root returns once the message
- * is staged, as a process root does once it is in the cells); a reduction
- * up to THREAD_SHORT_REDUCE_BYTES, past which every thread folding every
- * input costs more than meeting to fold a slice each. */
+/* A thread's staging areas for short collectives within one process: two,
+ * used by turns (call numbers' parity; `calls`, the short collectives this
+ * thread has made, alike in every thread of the process). The owner copies
+ * its input into one, marks it `ready` with the call's number and goes on;
+ * every thread marks `finished` with the number of each short call it has
+ * completed, its reads included. Before reusing an area (call k, last used
+ * by k - 2) the owner waits for every thread to have finished k - 2, which
+ * it knows without looking where it has seen that thread ready for k - 1:
+ * in a loop of allreduces no thread writes a line another owns. A bcast
+ * stages up to THREAD_STAGE_BYTES (its root returns once the message is
+ * staged, as a process root does once it is in the cells); a reduction up
+ * to THREAD_SHORT_REDUCE_BYTES, past which every thread folding every input
+ * costs more than meeting to fold a slice each. */
 #define THREAD_STAGE_BYTES 65536
 #define THREAD_SHORT_REDUCE_BYTES 4096
-typedef struct thread_stage {
-    _Alignas(64) _Atomic int reads;
-    _Atomic unsigned ready;
-    int expect;     /* the owner's */
-    unsigned calls; /* the owner's */
+typedef struct thread_stage_area {
+    _Alignas(64) _Atomic unsigned ready; /* a short message shares its line */
     char bytes[THREAD_STAGE_BYTES];
+} thread_stage_area;
+typedef struct thread_stage {
+    _Alignas(64) _Atomic unsigned finished;
+    unsigned calls;  /* the owner's */
+    unsigned *known; /* the owner's: per thread, a call it is known to have finished */
+    thread_stage_area area[2];
 } thread_stage;
 
 struct thread_mailbox;
@@ -95,6 +102,7 @@ struct thread_comm {
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
     thread_stage *stage; /* per thread */
+    int nstages;
     char *scratch[2];
     size_t scratch_size[2];
     _Atomic size_t scratch_need[2];
