@@ -682,6 +682,44 @@ static void test_repeats(void)
     tuning_file_done(path);
 }
 
+/* On unchanged inputs a single-copy read saves what its copy gains from the
+ * cache, and only that: the rest of the lane's time per byte (the pages it
+ * pins) stays. A flat bcast over cma at np 2 makes one read of the message. */
+static void test_unchanged_saves_one_copy(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = 40, m.copy_mem_bw = 30;
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    for (size_t bytes = 256 << 10; bytes <= 4 << 20; bytes *= 4) {
+        plan_query q = {.coll = CORE_COLL_BCAST,
+                        .bytes = bytes,
+                        .n = 2,
+                        .ppn = 2,
+                        .cores = 2,
+                        .window = 128 << 10,
+                        .inputs = PLAN_INPUTS_EITHER,
+                        .usable = {true, true, true}};
+        plan_candidate either[64];
+        int k = plan_candidates(&q, either, 64);
+        const plan_candidate *flat_cma = NULL;
+        for (int i = 0; i < k; i++)
+            if (either[i].algo == PLAN_BCAST_FLAT && either[i].lane == LANE_CMA && either[i].stripe == LANE_COUNT)
+                flat_cma = &either[i];
+        CHECK(flat_cma != NULL, "bcast %zu: no flat candidate over cma", bytes);
+        if (!flat_cma)
+            continue;
+        double one_copy_saves = (double)bytes / m.copy_mem_bw - (double)bytes / m.copy_bw;
+        double saved = (flat_cma->ns - flat_cma->unchanged_ns) / flat_cma->factor;
+        CHECK(saved > 0 && saved <= one_copy_saves * (1 + 1e-9),
+              "bcast %zu over cma: unchanged inputs save %g ns, one copy in cache %g", bytes, saved, one_copy_saves);
+    }
+    tuning_file_done(path);
+}
+
 static void test_tables(void)
 {
     int count;
@@ -1082,6 +1120,7 @@ int main(void)
     test_cache();
     test_blockwise_reads();
     test_repeats();
+    test_unchanged_saves_one_copy();
     test_node_segments();
     test_node_routes();
     test_host_times();
