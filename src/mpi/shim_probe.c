@@ -251,8 +251,14 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
     /* With movers 1 and 2 alone, the split of bandwidth into a dedicated and
      * a shared part rests on two noisy points and swings from run to run:
      * a short probe times both ranks moving at once (what the planner prices
-     * at 2 ranks) and leaves the split to shoal tune. */
-    for (int k = p->depth == SHIM_PROBE_STARTUP ? 2 : 1; k <= most && nm < 16; k *= 2)
+     * at 2 ranks) and leaves the split to shoal tune; but for a staged lane
+     * (one_way_too), whose exchange gives each core both copies of two
+     * transfers where one transfer spreads its two over two cores, also
+     * one way. Priced at the exchange's rate, a one-way transfer over the
+     * cells (bcast, gather, scatter at np 2) came to 2-3x what it took
+     * (2-core EPYC VM: 60 us modelled for a 1 MiB bcast, 18-22 measured). */
+    bool short_probe = p->depth == SHIM_PROBE_STARTUP;
+    for (int k = 1; k <= most && nm < 16; k *= 2)
         movers[nm++] = k;
     if (most % 2 == 0 && movers[nm - 1] != most && nm < 16)
         movers[nm++] = most;
@@ -302,11 +308,15 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
             exchange_once(&warm);
         pts[npts++] = (lane_point){
             .lane = (lane_id)l, .latency = true, .s = {8, 1, 0}, .arg = exchange_for(p, (lane_id)l, 8, 1, send, recv)};
-        for (int k = 0; k < nm; k++)
+        bool one_way_too = !short_probe || lane_can((lane_id)l, LANE_CAP_STAGED);
+        for (int k = 0; k < nm; k++) {
+            if (movers[k] == 1 && !one_way_too && nm > 1)
+                continue;
             for (int i = 0; i < ns; i++)
                 pts[npts++] = (lane_point){.lane = (lane_id)l,
                                            .s = {(double)sizes[i], movers[k], 0},
                                            .arg = exchange_for(p, (lane_id)l, sizes[i], movers[k], send, recv)};
+        }
     }
     for (int i = 0; i < npts; i++)
         pts[i].iters = shim_time_iters(&p->timing, exchange_once, &pts[i].arg, pts[i].arg.t != NULL);
