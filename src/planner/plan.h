@@ -22,6 +22,7 @@
 typedef enum {
     PLAN_BARRIER_FLAT,          /* everyone posts, everyone waits for all */
     PLAN_BARRIER_DISSEMINATION, /* log2(n) rounds, one peer each */
+    PLAN_BARRIER_RELEASE,       /* rank 0 waits for all, then releases the others: it leaves first */
     PLAN_BCAST_FLAT,            /* every rank reads from the root (single copy: the root writes a share) */
     PLAN_BCAST_TREE,            /* k-ary tree, pipelined in chunks */
     PLAN_REDUCE_FLAT,           /* the root reduces every input */
