@@ -348,6 +348,40 @@ static double candidate_ns(const plan_query *q, plan_algo algo, lane_id lane)
     return -1;
 }
 
+/* A staged transfer over several windows overlaps its writer's copy of the
+ * next window with its reader's of this one, where each side has a core: a
+ * one-way 1 MiB bcast at np 2 through 128 KiB windows costs well under the
+ * same bytes in one window (the two copies one after the other). An
+ * exchange at np 2 on 2 cores (allgather) keeps both cores busy: no overlap. */
+static void test_staged_overlap(void)
+{
+    plan_model_reload();
+    plan_query q = {.coll = CORE_COLL_BCAST,
+                    .bytes = 1 << 20,
+                    .n = 2,
+                    .ppn = 2,
+                    .cores = 2,
+                    .window = 128 << 10,
+                    .usable = {true, true, true}};
+    double rounds = candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CELLS);
+    q.window = 4 << 20;
+    double one_window = candidate_ns(&q, PLAN_BCAST_FLAT, LANE_CELLS);
+    CHECK(rounds > 0 && one_window > 0 && rounds < 0.7 * one_window,
+          "bcast of 1 MiB over the cells: %g ns in 8 windows, %g in one", rounds, one_window);
+    q = (plan_query){.coll = CORE_COLL_ALLGATHER,
+                     .bytes = 1 << 20,
+                     .n = 2,
+                     .ppn = 2,
+                     .cores = 2,
+                     .window = 128 << 10,
+                     .usable = {true, true, true}};
+    rounds = candidate_ns(&q, PLAN_MOVE_PULL, LANE_CELLS);
+    q.window = 4 << 20;
+    one_window = candidate_ns(&q, PLAN_MOVE_PULL, LANE_CELLS);
+    CHECK(rounds > 0 && rounds >= one_window, "allgather at np 2 on 2 cores: %g ns in 8 windows, %g in one", rounds,
+          one_window);
+}
+
 /* More ranks than cores: transfers share the cores, and a step waiting on
  * one peer pays for that peer's wait for a core. */
 static void test_oversubscription(void)
@@ -1128,6 +1162,7 @@ int main(void)
     test_blockwise_reads();
     test_repeats();
     test_unchanged_saves_one_copy();
+    test_staged_overlap();
     test_node_segments();
     test_node_routes();
     test_host_times();
