@@ -151,7 +151,7 @@ static void rooted_and_reductions(int rank, int size, int n)
 static void blocks(int rank, int size, int n)
 {
     int most = 3 * n + 1; /* a v-block's largest count, with its gap */
-    int *sbuf = malloc(sizeof(int) * most * size), *rbuf = malloc(sizeof(int) * most * size);
+    int *sbuf = calloc((size_t)most * size, sizeof(int)), *rbuf = calloc((size_t)most * size, sizeof(int));
     int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
     int *vc = malloc(sizeof(int) * size), *vd = malloc(sizeof(int) * size);
     int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
@@ -568,15 +568,10 @@ int main(int argc, char **argv)
     if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
         CHECK_FATAL("MPIX_Threadcomm_init failed");
     MPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
-    pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
-    for (int t = 0; t < threads_here; t++)
-        pthread_create(&ids[t], NULL, thread_main, NULL);
-    for (int t = 0; t < threads_here; t++)
-        pthread_join(ids[t], NULL);
+    run_threads(threads_here, thread_main);
     MPIX_Threadcomm_free(&tcomm);
     MPI_Comm_free(&hostcomm);
-    long mine = atomic_load(&failures), all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long all = failures_everywhere();
     if (world_rank == 0)
         printf("threadcomm_pcoll_check: %d processes, %d ranks, %d starts, MPI-4 calls %s, large counts %s: %s (%ld "
                "failures)\n",
@@ -592,7 +587,6 @@ int main(int argc, char **argv)
                "not in this MPI",
 #endif
                all ? "FAILED" : "ok", all);
-    free(ids);
     MPI_Finalize();
     return all ? 1 : 0;
 }
