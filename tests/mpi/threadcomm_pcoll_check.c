@@ -290,6 +290,13 @@ static void start_orders(int rank, int size)
         MPI_Request_free(&reqs[k]);
 }
 
+/* Partitions low..high of a partitioned send's buffer: their values. */
+static void fill_partitions(int *out, int low, int high, int per, int rank, int it)
+{
+    for (int i = low * per; i < (high + 1) * per; i++)
+        out[i] = value(rank, i, it);
+}
+
 /* Partitioned: each rank sends its right neighbour P partitions, readied in
  * three ways, and receives its left's. A partition arrives only once it is
  * sent: before every rank has passed the barrier none is. */
@@ -303,31 +310,40 @@ static void partitioned(int rank, int size, int parts, int per)
     MPI_Precv_init(in, parts, per, MPI_INT, left, 7, tcomm, MPI_INFO_NULL, &recv);
     int *list = malloc(sizeof(int) * parts);
     for (int it = 0; it < starts; it++) {
+        /* Each partition is written just before it is readied: one sent
+         * early would arrive holding -7. */
         for (int i = 0; i < total; i++)
-            out[i] = value(rank, i, it), in[i] = -1;
+            out[i] = -7, in[i] = -1;
         MPI_Start(&recv);
         MPI_Start(&send);
         int flag = -1;
         MPI_Parrived(recv, parts - 1, &flag);
         EXPECT(flag == 0, "Parrived before its sender readied anything: %d", flag);
         MPI_Barrier(tcomm);
-        int rc;
+        int rc, half = parts / 2;
         if (it % 3 == 0) { /* one by one, last first */
-            for (int k = parts - 1; k >= 0; k--)
+            for (int k = parts - 1; k >= 0; k--) {
+                fill_partitions(out, k, k, per, rank, it);
                 if ((rc = MPI_Pready(k, send)) != MPI_SUCCESS)
                     EXPECT(0, "Pready(%d): %d", k, rc);
+            }
         } else if (it % 3 == 1) { /* two ranges */
-            rc = MPI_Pready_range(parts / 2, parts - 1, send);
-            if (parts / 2 > 0)
-                rc |= MPI_Pready_range(0, parts / 2 - 1, send);
+            fill_partitions(out, half, parts - 1, per, rank, it);
+            rc = MPI_Pready_range(half, parts - 1, send);
+            if (half > 0) {
+                fill_partitions(out, 0, half - 1, per, rank, it);
+                rc |= MPI_Pready_range(0, half - 1, send);
+            }
             EXPECT(rc == MPI_SUCCESS, "Pready_range: %d", rc);
-        } else { /* a list, odd partitions first */
+        } else { /* odd partitions by a list, then even ones by another */
             int at = 0;
             for (int k = 1; k < parts; k += 2)
-                list[at++] = k;
+                list[at++] = k, fill_partitions(out, k, k, per, rank, it);
+            rc = MPI_Pready_list(at, list, send);
+            at = 0;
             for (int k = 0; k < parts; k += 2)
-                list[at++] = k;
-            rc = MPI_Pready_list(parts, list, send);
+                list[at++] = k, fill_partitions(out, k, k, per, rank, it);
+            rc |= MPI_Pready_list(at, list, send);
             EXPECT(rc == MPI_SUCCESS, "Pready_list: %d", rc);
         }
         for (int k = 0; k < parts; k++) {
