@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <mpi.h>
 
+#include "shim_thread.h"
 #include "thread.h"
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
@@ -136,9 +137,8 @@ int MPI_Startall(int count, MPI_Request requests[])
     return thread_persistent_pending() ? thread_startall(count, requests) : PMPI_Startall(count, requests);
 }
 
-/* MPI-4's MPI_Isendrecv(_replace): in MPICH 4 and later, and in Open MPI 5
- * (which says MPI 3.1). */
-#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+/* MPI-4's MPI_Isendrecv(_replace), where the host has it. */
+#ifdef SHOAL_HOST_HAS_MPI4_CALLS
 int MPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
                   MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
 {
@@ -321,16 +321,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Com
     return tc ? thread_comm_split_type(tc, type, key, newcomm) : PMPI_Comm_split_type(comm, type, key, info, newcomm);
 }
 
-/* Calls shoal does not serve on a thread communicator yet: on one, an error
- * through its error handler; the host would take them for the process
- * ranks under the handle, several threads at once. */
-#define REFUSED(Name, params, args)                          \
-    int Name params                                          \
-    {                                                        \
-        thread_comm *tc = thread_owns(comm);                 \
-        return tc ? thread_refuse(tc, #Name) : P##Name args; \
-    }
-
+/* Calls shoal does not serve on a thread communicator (REFUSED). */
 REFUSED(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm))
 /* Its group would be the processes', not the threads'. */
 REFUSED(MPI_Comm_group, (MPI_Comm comm, MPI_Group *group), (comm, group))
@@ -424,8 +415,7 @@ REFUSED(MPI_Intercomm_create,
 #if MPI_VERSION >= 4
 /* MPI-4's large-count point-to-point and non-blocking collectives on a
  * thread communicator: the int binding's path where every count fits an int
- * (MPI_ERR_COUNT otherwise); the v and w forms are refused. */
-#define FITS(count) ((count) >= 0 && (count) <= INT_MAX)
+ * (MPI_ERR_COUNT otherwise). */
 #define SEND_C(Name, mode)                                                                              \
     int Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) \
     {                                                                                                   \
@@ -561,29 +551,5 @@ ROUTED_C(MPI_Ialltoall,
           MPI_Comm comm, MPI_Request *request),
          FITS(scount) && FITS(rcount), (sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm, request))
 
-REFUSED(MPI_Igatherv_c,
-        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
-         const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, request))
-REFUSED(MPI_Iscatterv_c,
-        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype, void *rbuf,
-         MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, request))
-REFUSED(MPI_Iallgatherv_c,
-        (const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
-         const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, request))
-REFUSED(MPI_Ialltoallv_c,
-        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
-         const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request),
-        (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, request))
-REFUSED(MPI_Ialltoallw_c,
-        (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
-         const MPI_Count rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, request))
-REFUSED(MPI_Ireduce_scatter_c,
-        (const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-         MPI_Request *request),
-        (sbuf, rbuf, rcounts, type, op, comm, request))
+/* The v and w forms: shim_thread_mpi4.c. */
 #endif

@@ -224,4 +224,63 @@ int thread_MPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
 int thread_MPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                        MPI_Request *request);
 
+/* A collective described by its call's arguments (thread_pcoll.c), for
+ * MPI-4's persistent collectives (MPI_<name>_init) and the large-count
+ * non-blocking v and w forms. A bcast or reduction's buffer, count and
+ * datatype are rbuf, rcount and rtype; arrays are ints, or (large)
+ * MPI_Count counts and MPI_Aint displacements. */
+typedef enum {
+    THREAD_BARRIER,
+    THREAD_BCAST,
+    THREAD_REDUCE,
+    THREAD_ALLREDUCE,
+    THREAD_REDUCE_SCATTER,
+    THREAD_REDUCE_SCATTER_BLOCK,
+    THREAD_SCAN,
+    THREAD_EXSCAN,
+    THREAD_GATHER,
+    THREAD_GATHERV,
+    THREAD_SCATTER,
+    THREAD_SCATTERV,
+    THREAD_ALLGATHER,
+    THREAD_ALLGATHERV,
+    THREAD_ALLTOALL,
+    THREAD_ALLTOALLV,
+    THREAD_ALLTOALLW
+} thread_coll_kind;
+
+typedef struct thread_coll_call {
+    thread_coll_kind kind;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    const void *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Datatype *stypes, *rtypes;
+    MPI_Op op;
+    int root;
+    bool large;
+} thread_coll_call;
+
+/* A persistent collective: a persistent request (MPI_Start, the wait
+ * family, MPI_Request_free once inactive) whose every start runs the
+ * matching non-blocking collective. Counts beyond an int: MPI_ERR_COUNT. */
+int thread_coll_init(MPI_Comm comm, const thread_coll_call *call, MPI_Request *request, const char *name);
+/* A large-count non-blocking collective on the int form's path. */
+int thread_coll_large(MPI_Comm comm, const thread_coll_call *call, MPI_Request *request, const char *name);
+
+/* Partitioned communication (thread_part.c): a persistent send of
+ * partitions * count elements that leaves once every partition is ready,
+ * and a persistent receive whose partitions arrive all at once, with the
+ * message. thread_pready and thread_parrived return false, having done
+ * nothing, for a request that is not a thread communicator's. */
+int thread_psend_init(thread_comm *tc, const void *buf, int partitions, MPI_Count count, MPI_Datatype type, int dest,
+                      int tag, MPI_Request *request);
+int thread_precv_init(thread_comm *tc, void *buf, int partitions, MPI_Count count, MPI_Datatype type, int source,
+                      int tag, MPI_Request *request);
+/* MPI_Pready and its kin: partitions low..high ready, or (list) the
+ * length partitions it names. */
+bool thread_pready(MPI_Request request, int low, int high, const int *list, int length, int *rc);
+bool thread_parrived(MPI_Request request, int partition, int *flag, int *rc);
+
 #endif

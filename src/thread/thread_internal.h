@@ -6,6 +6,7 @@
 #ifndef SHOAL_THREAD_INTERNAL_H
 #define SHOAL_THREAD_INTERNAL_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -210,5 +211,37 @@ int thread_req_hand_out(thread_req *req, MPI_Request *request);
 void thread_req_finish(thread_req *req);
 /* A step of nbc is done (thread_nbc.c). */
 void thread_nbc_step_done(struct thread_nbc *nbc);
+/* A non-blocking collective's tag, taken now by this thread (self) of tc
+ * in its order of collectives: a persistent collective is matched at its
+ * init, as MPI-4 says, and runs every start on the tag it took there. */
+int thread_nbc_take_tag(thread_comm *tc, int self);
+/* The next non-blocking collective this thread calls runs on tag (not a
+ * new one) and frees `owned` (may be NULL) once done or refused. */
+void thread_nbc_next_call(int tag, void *owned);
+
+/* Partitioned messages (thread_part.c) travel as the user's tag plus
+ * THREAD_TAG_PARTITIONED: below every other tag, so that no other receive
+ * takes them; the user's tag must be below THREAD_PARTITIONED_TAGS. */
+#define THREAD_TAG_PARTITIONED INT_MIN
+#define THREAD_PARTITIONED_TAGS (1 << 30)
+
+/* Persistent requests of other files' kinds (persistent collectives,
+ * partitioned requests): start makes the operation's request (a thread
+ * request handed out) in *active; release frees args once the persistent
+ * request is freed. MPI_Request_free refuses one whose operation is under
+ * way. */
+typedef struct thread_persistent_ops {
+    int (*start)(void *args, MPI_Request *active);
+    void (*release)(void *args);
+} thread_persistent_ops;
+int thread_persistent_make(thread_comm *tc, int self, const thread_persistent_ops *ops, void *args,
+                           MPI_Request *request);
+/* The arguments of handle where it is a persistent request of ops's kind
+ * (and whether it is active), else NULL. */
+void *thread_persistent_args(MPI_Request handle, const thread_persistent_ops *ops, bool *active);
+/* A datatype a request keeps: a duplicate of a derived one, which the user
+ * may free meanwhile (owned), else the type itself. */
+int thread_type_hold(MPI_Datatype type, MPI_Datatype *held, bool *owned);
+void thread_type_release(MPI_Datatype *held, bool owned);
 
 #endif

@@ -61,6 +61,7 @@ struct thread_nbc {
     void *tmp_base;
     char *tmp;
     size_t tmp_stride;
+    void *owned; /* the caller's arguments, freed with the call (thread_nbc_next_call) */
 };
 
 /* Room for the round's messages. */
@@ -90,6 +91,8 @@ static void end(thread_nbc *x)
 {
     free(x->tmp_base);
     x->tmp_base = NULL;
+    free(x->owned);
+    x->owned = NULL;
     x->user.error = x->error;
     thread_req_finish(&x->user);
 }
@@ -344,18 +347,38 @@ static bool scan_step(thread_nbc *x)
     return true;
 }
 
+int thread_nbc_take_tag(thread_comm *tc, int self) { return NBC_TAG_BASE - (int)(tc->nbc_started[self]++ % NBC_TAGS); }
+
+/* What thread_nbc_next_call set for this thread's next call. */
+static _Thread_local struct {
+    int tag; /* 0: a new one */
+    void *owned;
+} next_call;
+
+void thread_nbc_next_call(int tag, void *owned)
+{
+    next_call.tag = tag;
+    next_call.owned = owned;
+}
+
 /* A new call on comm by this thread: its place, its tag; NULL and the error
  * in *rc where comm is not a started thread communicator. */
 static thread_nbc *open_call(MPI_Comm comm, nbc_step step, int *rc)
 {
+    int tag = next_call.tag;
+    void *owned = next_call.owned;
+    next_call.tag = 0;
+    next_call.owned = NULL;
     thread_comm *tc = thread_comm_find(comm);
     int self = tc ? thread_self(tc) : -1;
     if (self < 0) {
+        free(owned);
         *rc = tc ? thread_error(tc, MPI_ERR_COMM, "a collective by a thread that has not started it") : MPI_ERR_COMM;
         return NULL;
     }
     thread_nbc *x = calloc(1, sizeof *x);
     if (!x) {
+        free(owned);
         *rc = thread_error(tc, MPI_ERR_NO_MEM, "no memory for a non-blocking collective");
         return NULL;
     }
@@ -364,7 +387,8 @@ static thread_nbc *open_call(MPI_Comm comm, nbc_step step, int *rc)
     x->self = self;
     x->rank = tc->offset[tc->my_proc] + self;
     x->size = tc->size;
-    x->tag = NBC_TAG_BASE - (int)(tc->nbc_started[self]++ % NBC_TAGS);
+    x->owned = owned;
+    x->tag = tag ? tag : thread_nbc_take_tag(tc, self);
     x->step = step;
     x->root = -1;
     *rc = MPI_SUCCESS;
@@ -389,6 +413,7 @@ static int start(thread_nbc *x, int rc, const char *name, MPI_Request *request)
     if (rc != MPI_SUCCESS) {
         thread_comm *tc = x->tc;
         free(x->tmp_base);
+        free(x->owned);
         free(x);
         return thread_error(tc, rc, name);
     }

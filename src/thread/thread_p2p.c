@@ -618,8 +618,11 @@ static void registry_drop(thread_req *req)
 static int query_request(void *extra, MPI_Status *status)
 {
     thread_req *req = extra;
+    /* A partitioned receive's status shows the user's tag. */
+    int tag = req->got_tag < THREAD_TAG_PARTITIONED + THREAD_PARTITIONED_TAGS ? req->got_tag - THREAD_TAG_PARTITIONED
+                                                                              : req->got_tag;
     if (req->is_recv && !req->cancelled)
-        status_fill(status, req->got_source, req->got_tag, req->got_bytes, MPI_SUCCESS);
+        status_fill(status, req->got_source, tag, req->got_bytes, MPI_SUCCESS);
     else
         status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
     PMPI_Status_set_cancelled(status, req->cancelled);
@@ -827,6 +830,10 @@ typedef struct thread_persistent {
     MPI_Request active; /* MPI_REQUEST_NULL while inactive */
     thread_comm *tc;
     int self;
+    /* another file's kind (a persistent collective, a partitioned
+     * request): its start and its arguments; NULL for point-to-point */
+    const thread_persistent_ops *ops;
+    void *args;
     bool is_recv;
     thread_send_mode mode;
     void *buf;
@@ -867,6 +874,53 @@ static int persistent_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+int thread_type_hold(MPI_Datatype type, MPI_Datatype *held, bool *owned)
+{
+    int ints, addresses, types, combiner;
+    *held = type;
+    *owned = false;
+    thread_host_lock();
+    int rc = PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner);
+    if (rc == MPI_SUCCESS && combiner != MPI_COMBINER_NAMED) {
+        rc = PMPI_Type_dup(type, held);
+        *owned = rc == MPI_SUCCESS;
+    }
+    thread_host_unlock();
+    return rc;
+}
+
+void thread_type_release(MPI_Datatype *held, bool owned)
+{
+    if (!owned)
+        return;
+    thread_host_lock();
+    PMPI_Type_free(held);
+    thread_host_unlock();
+}
+
+/* Gives p (filled in) its handle, a host generalized request, and
+ * registers it; frees p where the host gives none. */
+static int persistent_register(thread_persistent *p, MPI_Request *request)
+{
+    thread_host_lock();
+    int rc = PMPI_Grequest_start(persistent_query, free_request, persistent_cancel, p, &p->handle);
+    thread_host_unlock();
+    if (rc != MPI_SUCCESS) {
+        thread_comm *tc = p->tc;
+        free(p);
+        return thread_error(tc, rc, "no request from the host");
+    }
+    unsigned b = bucket_of(p->handle);
+    pthread_mutex_lock(&registry_mutex);
+    p->next = persistent_registry[b];
+    persistent_registry[b] = p;
+    atomic_fetch_add(&thread_persistent_live, 1);
+    atomic_fetch_add(&thread_requests_live, 1); /* so that the wait family looks for it */
+    pthread_mutex_unlock(&registry_mutex);
+    *request = p->handle;
+    return MPI_SUCCESS;
+}
+
 static int persistent_make(thread_comm *tc, bool is_recv, thread_send_mode mode, void *buf, int count,
                            MPI_Datatype type, int peer, int tag, MPI_Request *request, const char *call)
 {
@@ -893,34 +947,38 @@ static int persistent_make(thread_comm *tc, bool is_recv, thread_send_mode mode,
                              .mode = mode,
                              .buf = buf,
                              .count = count,
-                             .type = type,
                              .peer = peer,
                              .tag = tag};
-    int ints, addresses, types, combiner;
-    thread_host_lock();
-    rc = PMPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner);
-    if (rc == MPI_SUCCESS && combiner != MPI_COMBINER_NAMED) {
-        rc = PMPI_Type_dup(type, &p->type);
-        p->type_owned = rc == MPI_SUCCESS;
-    }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Grequest_start(persistent_query, free_request, persistent_cancel, p, &p->handle);
-    if (rc != MPI_SUCCESS && p->type_owned)
-        PMPI_Type_free(&p->type);
-    thread_host_unlock();
+    rc = thread_type_hold(type, &p->type, &p->type_owned);
     if (rc != MPI_SUCCESS) {
         free(p);
-        return thread_error(tc, rc, "no request from the host");
+        return thread_error(tc, rc, "a persistent request's datatype");
     }
-    unsigned b = bucket_of(p->handle);
-    pthread_mutex_lock(&registry_mutex);
-    p->next = persistent_registry[b];
-    persistent_registry[b] = p;
-    atomic_fetch_add(&thread_persistent_live, 1);
-    atomic_fetch_add(&thread_requests_live, 1); /* so that the wait family looks for it */
-    pthread_mutex_unlock(&registry_mutex);
-    *request = p->handle;
-    return MPI_SUCCESS;
+    MPI_Datatype held = p->type;
+    bool owned = p->type_owned;
+    rc = persistent_register(p, request);
+    if (rc != MPI_SUCCESS)
+        thread_type_release(&held, owned);
+    return rc;
+}
+
+int thread_persistent_make(thread_comm *tc, int self, const thread_persistent_ops *ops, void *args,
+                           MPI_Request *request)
+{
+    thread_persistent *p = calloc(1, sizeof *p);
+    if (!p)
+        return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a persistent request");
+    *p = (thread_persistent){.active = MPI_REQUEST_NULL, .tc = tc, .self = self, .ops = ops, .args = args};
+    return persistent_register(p, request);
+}
+
+void *thread_persistent_args(MPI_Request handle, const thread_persistent_ops *ops, bool *active)
+{
+    thread_persistent *p = persistent_find(handle);
+    if (!p || p->ops != ops)
+        return NULL;
+    *active = p->active != MPI_REQUEST_NULL;
+    return p->args;
 }
 
 int thread_send_init(thread_comm *tc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -942,6 +1000,12 @@ static int persistent_start(thread_persistent *p)
     thread_comm *tc = p->tc;
     if (p->active != MPI_REQUEST_NULL)
         return thread_error(tc, MPI_ERR_REQUEST, "MPI_Start of a persistent request that is active");
+    if (p->ops) {
+        int rc = p->ops->start(p->args, &p->active);
+        if (rc != MPI_SUCCESS)
+            p->active = MPI_REQUEST_NULL;
+        return rc;
+    }
     thread_req *req = calloc(1, sizeof *req);
     if (!req)
         return thread_error(tc, MPI_ERR_NO_MEM, "no memory for a request");
@@ -1003,12 +1067,17 @@ static void persistent_free(thread_persistent *p)
     pthread_mutex_unlock(&registry_mutex);
     if (p->active != MPI_REQUEST_NULL)
         thread_request_free(&p->active);
-    if (p->type_owned) {
-        thread_host_lock();
-        PMPI_Type_free(&p->type);
-        thread_host_unlock();
-    }
+    thread_type_release(&p->type, p->type_owned);
+    if (p->ops)
+        p->ops->release(p->args);
     release_to_host(p->handle);
+}
+
+/* Whether a request handed out is still under way. */
+static bool req_pending(MPI_Request handle)
+{
+    thread_req *req = registry_find(handle);
+    return req && atomic_load_explicit(&req->done, memory_order_acquire) == REQ_PENDING;
 }
 
 /* The wait family shows the host, for each persistent thread request of an
@@ -1468,6 +1537,11 @@ int thread_waitsome(int n, MPI_Request requests[], int *outcount, int indices[],
 int thread_request_free(MPI_Request *request)
 {
     thread_persistent *p = persistent_find(*request);
+    if (p && p->ops && p->active != MPI_REQUEST_NULL && req_pending(p->active)) {
+        /* Its operation reads arguments that go with it (MPI forbids it). */
+        return thread_error(p->tc, MPI_ERR_REQUEST,
+                            "MPI_Request_free of an active persistent collective or partitioned request");
+    }
     if (p) {
         persistent_free(p);
         *request = MPI_REQUEST_NULL;

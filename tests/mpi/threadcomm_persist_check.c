@@ -465,15 +465,10 @@ int main(int argc, char **argv)
     if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
         CHECK_FATAL("MPIX_Threadcomm_init failed");
     MPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN);
-    pthread_t *ids = malloc(sizeof(pthread_t) * threads_here);
-    for (int t = 0; t < threads_here; t++)
-        pthread_create(&ids[t], NULL, thread_main, NULL);
-    for (int t = 0; t < threads_here; t++)
-        pthread_join(ids[t], NULL);
+    run_threads(threads_here, thread_main);
     MPIX_Threadcomm_free(&tcomm);
     MPI_Comm_free(&hostcomm);
-    long mine = atomic_load(&failures), all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long all = failures_everywhere();
     if (world_rank == 0)
         printf("threadcomm_persist_check: %d processes, %d ranks, %d iterations, Isendrecv %s: %s (%ld failures)\n",
                world_size, total_ranks, iterations,
@@ -483,7 +478,6 @@ int main(int argc, char **argv)
                "not in this MPI",
 #endif
                all ? "FAILED" : "ok", all);
-    free(ids);
     MPI_Finalize();
     return all ? 1 : 0;
 }

@@ -1,10 +1,12 @@
 /* shoal-bench thread_latency: OSU-style one-way latency (half a ping-pong
- * round trip) between two thread ranks of one process (a thread
+ * round trip) and bandwidth (osu_bw's method: a window of 64 non-blocking
+ * sends of one size, answered by one short acknowledgement; the window's
+ * bytes over its time) between two thread ranks of one process (a thread
  * communicator, MPIX_Threadcomm, of 2 threads of world rank 0) and between
- * two process ranks of the host MPI (world ranks 0 and 1, PMPI_Send and
- * PMPI_Recv), in the same run, each the median of its round trips; under an MPICH with its own thread
- * communicators (4.2 and later) also the host's, through PMPIX_Threadcomm_*.
- * Every message received is checked.
+ * two process ranks of the host MPI (world ranks 0 and 1, PMPI_*), in the
+ * same run, each the median of its repetitions; under an MPICH with its own
+ * thread communicators (4.2 and later) also the host's latency, through
+ * PMPIX_Threadcomm_*. Every message received is checked.
  *
  *   mpirun -np 2 shoal-bench thread_latency [-m MIN:MAX] [-i ITERS] [-x WARMUP] */
 #include <mpi.h>
@@ -31,6 +33,7 @@ typedef struct pingpong {
     double *trips;  /* per timed iteration */
     long errors;
     int (*start)(MPI_Comm), (*finish)(MPI_Comm);
+    void (*run)(struct pingpong *, int rank, bool host); /* side or window_side */
 } pingpong;
 
 static void fill(char *buf, size_t size, int who) { memset(buf, 'a' + who, size); }
@@ -71,6 +74,47 @@ static void side(pingpong *pp, int rank, bool host)
     __atomic_add_fetch(&pp->errors, bad, __ATOMIC_RELAXED);
 }
 
+/* osu_bw's window: rank 0 posts WINDOW non-blocking sends of one buffer,
+ * rank 1 as many receives, then answers with one byte; pp->seconds is the
+ * median window. */
+#define WINDOW 64
+static void window_side(pingpong *pp, int rank, bool host)
+{
+    int s = (int)pp->size, peer = 1 - rank;
+    char *mine = pp->buf[rank], *got = pp->buf[rank] + pp->size, ack = 0;
+    fill(mine, pp->size, rank);
+    memset(got, 0, pp->size);
+    int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = host ? PMPI_Isend : MPI_Isend;
+    int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = host ? PMPI_Irecv : MPI_Irecv;
+    int (*waitall)(int, MPI_Request[], MPI_Status[]) = host ? PMPI_Waitall : MPI_Waitall;
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm) = host ? PMPI_Send : MPI_Send;
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) = host ? PMPI_Recv : MPI_Recv;
+    MPI_Request reqs[WINDOW];
+    for (int i = 0; i < pp->warmup + pp->iterations; i++) {
+        double start = MPI_Wtime();
+        if (rank == 0) {
+            for (int w = 0; w < WINDOW; w++)
+                isend(mine, s, MPI_CHAR, peer, 2, pp->comm, &reqs[w]);
+            waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+            recv(&ack, 1, MPI_CHAR, peer, 3, pp->comm, MPI_STATUS_IGNORE);
+            if (i >= pp->warmup)
+                pp->trips[i - pp->warmup] = MPI_Wtime() - start;
+        } else {
+            for (int w = 0; w < WINDOW; w++)
+                irecv(got, s, MPI_CHAR, peer, 2, pp->comm, &reqs[w]);
+            waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+            send(&ack, 1, MPI_CHAR, peer, 3, pp->comm);
+        }
+    }
+    if (rank == 0)
+        pp->seconds = core_median(pp->trips, pp->iterations);
+    else
+        __atomic_add_fetch(&pp->errors, check(got, pp->size, peer), __ATOMIC_RELAXED);
+}
+
+/* Megabytes (10^6 bytes) a second of a window of size-byte messages. */
+static double bandwidth(size_t size, double seconds) { return seconds > 0 ? WINDOW * (double)size / seconds / 1e6 : 0; }
+
 static pingpong *shared;
 static bool host_threads;
 
@@ -87,7 +131,7 @@ static void *thread_side(void *arg)
     pp->start(pp->comm);
     int rank;
     MPI_Comm_rank(pp->comm, &rank);
-    side(pp, rank, host_threads);
+    pp->run(pp, rank, host_threads);
     pp->finish(pp->comm);
     return NULL;
 }
@@ -184,35 +228,58 @@ int thread_latency_main(int argc, char **argv)
         printf("# processes: world ranks 0 and 1 of the host MPI; threads: 2 thread ranks of world rank 0 "
                "(MPIX_Threadcomm of MPI_COMM_SELF)%s\n",
                host_native ? "; host threads: the same through the host's own PMPIX_Threadcomm_*" : "");
-        printf("%-10s %14s %14s %s %10s\n", "# size", "processes", "threads", host_native ? "  host threads" : "",
-               "proc/thr");
+        printf("# bandwidth (MB/s, 10^6 bytes): osu_bw's, a window of %d non-blocking sends answered by one byte, "
+               "the median over %d windows (+%d warm-up; a tenth of both from 1 MiB)\n",
+               WINDOW, (iterations + 9) / 10, (warmup + 9) / 10);
+        printf("%-10s %14s %14s %s %10s %14s %14s %10s\n", "# size", "processes", "threads",
+               host_native ? "  host threads" : "", "proc/thr", "proc MB/s", "thread MB/s", "thr/proc");
     }
     char *buf = malloc(4 * (max ? max : 1));
-    double *trips = malloc(sizeof *trips * (size_t)iterations);
+    double *trips = malloc(sizeof *trips * (size_t)(iterations > 3 ? iterations : 3)); /* or 3 windows */
     long errors = 0;
     for (size_t size = min;; size = size ? size * 2 : 1) {
         if (size > max)
             size = max;
         int iters = size >= (1u << 20) ? (iterations + 9) / 10 : iterations;
         int warm = size >= (1u << 20) ? (warmup + 9) / 10 : warmup;
+        /* Windows: a tenth of the round trips, at least 3. */
+        int windows = (iters + 9) / 10 > 3 ? (iters + 9) / 10 : 3, warm_windows = (warm + 9) / 10;
         pingpong procs = {.comm = MPI_COMM_WORLD,
                           .size = size,
                           .iterations = iters,
                           .warmup = warm,
                           .buf = {buf, buf},
-                          .trips = trips};
+                          .trips = trips,
+                          .run = side};
+        pingpong procs_bw = procs;
+        procs_bw.iterations = windows;
+        procs_bw.warmup = warm_windows;
+        procs_bw.run = window_side;
         PMPI_Barrier(MPI_COMM_WORLD);
-        if (rank < 2)
+        if (rank < 2) {
             side(&procs, rank, true);
-        double t_threads = 0, t_host = -1;
+            PMPI_Barrier(MPI_COMM_WORLD);
+            window_side(&procs_bw, rank, true);
+        } else {
+            PMPI_Barrier(MPI_COMM_WORLD);
+        }
+        double t_threads = 0, t_host = -1, bw_threads = 0;
         if (rank == 0) {
             pingpong threads = {.size = size,
                                 .iterations = iters,
                                 .warmup = warm,
                                 .buf = {buf, buf + 2 * (max ? max : 1)},
-                                .trips = trips};
+                                .trips = trips,
+                                .run = side};
             t_threads = time_threads(&threads, false);
             errors += threads.errors;
+            pingpong threads_bw = threads;
+            threads_bw.errors = 0;
+            threads_bw.iterations = windows;
+            threads_bw.warmup = warm_windows;
+            threads_bw.run = window_side;
+            bw_threads = bandwidth(size, time_threads(&threads_bw, false));
+            errors += threads_bw.errors;
             if (host_native) {
                 pingpong native = threads;
                 native.errors = 0;
@@ -221,13 +288,15 @@ int thread_latency_main(int argc, char **argv)
             }
         }
         thread_bench_quiet_barrier(); /* rank 1 sleeps while rank 0's threads run */
-        errors += procs.errors;
+        errors += procs.errors + procs_bw.errors;
         if (rank == 0) {
             double p = 1e6 * procs.seconds / 2.0, t = 1e6 * t_threads / 2.0;
+            double bw_procs = bandwidth(size, procs_bw.seconds);
             char host_col[32] = "";
             if (host_native)
                 snprintf(host_col, sizeof host_col, " %14.2f", 1e6 * t_host / 2.0);
-            printf("%-10zu %14.2f %14.2f%s %10.2f\n", size, p, t, host_col, t > 0 ? p / t : 0);
+            printf("%-10zu %14.2f %14.2f%s %10.2f %14.1f %14.1f %10.2f\n", size, p, t, host_col, t > 0 ? p / t : 0,
+                   bw_procs, bw_threads, bw_procs > 0 ? bw_threads / bw_procs : 0);
             fflush(stdout);
         }
         if (size == max)
