@@ -80,11 +80,17 @@ int thread_p2p_create(thread_comm *tc)
     if (!tc->box)
         return MPI_ERR_NO_MEM;
     memset(tc->box, 0, (size_t)tc->nthreads * sizeof *tc->box);
+    /* Adaptive, as the request registry's: a sender and its receiver meet
+     * on a mailbox for a few loads, where a futex sleep costs microseconds. */
+    pthread_mutexattr_t adaptive;
+    pthread_mutexattr_init(&adaptive);
+    pthread_mutexattr_settype(&adaptive, PTHREAD_MUTEX_ADAPTIVE_NP);
     for (int t = 0; t < tc->nthreads; t++) {
-        pthread_mutex_init(&tc->box[t].lock, NULL);
+        pthread_mutex_init(&tc->box[t].lock, &adaptive);
         tc->box[t].unexpected_tail = &tc->box[t].unexpected;
         tc->box[t].posted_tail = &tc->box[t].posted;
     }
+    pthread_mutexattr_destroy(&adaptive);
     pthread_mutex_init(&tc->progress_lock, NULL);
     pthread_mutex_init(&tc->out_lock, NULL);
     return MPI_SUCCESS;
@@ -576,7 +582,22 @@ int thread_sendrecv_replace(thread_comm *tc, void *buf, int count, MPI_Datatype 
 /* Registered requests, by the host handle of their generalized request. */
 #define REGISTRY_BUCKETS 256
 static thread_req *registry[REGISTRY_BUCKETS];
-static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* A lock per bucket, each on a line of its own: two threads exchanging
+ * many short messages register, find and drop requests all the time, and
+ * under one lock they met on nearly every one (a futex sleep each, some
+ * microseconds, against a few loads held). */
+static struct {
+    _Alignas(64) _Atomic bool held;
+} bucket_locks[REGISTRY_BUCKETS];
+
+static void bucket_lock(unsigned b)
+{
+    unsigned spins = 0;
+    while (atomic_exchange_explicit(&bucket_locks[b].held, true, memory_order_acquire))
+        thread_pause(&spins);
+}
+
+static void bucket_unlock(unsigned b) { atomic_store_explicit(&bucket_locks[b].held, false, memory_order_release); }
 
 static unsigned bucket_of(MPI_Request handle)
 {
@@ -592,18 +613,18 @@ static thread_req *registry_find(MPI_Request handle)
     if (handle == MPI_REQUEST_NULL)
         return NULL;
     unsigned b = bucket_of(handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     thread_req *r = registry[b];
     while (r && r->handle != handle)
         r = r->registry_next;
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
     return r;
 }
 
 static void registry_drop(thread_req *req)
 {
     unsigned b = bucket_of(req->handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     thread_req **at = &registry[b];
     while (*at && *at != req)
         at = &(*at)->registry_next;
@@ -611,7 +632,7 @@ static void registry_drop(thread_req *req)
         *at = req->registry_next;
         atomic_fetch_sub(&thread_requests_live, 1);
     }
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
 }
 
 /* The host asks a generalized request's status once it is complete. */
@@ -650,11 +671,11 @@ int thread_req_hand_out(thread_req *req, MPI_Request *request)
     if (rc != MPI_SUCCESS)
         return rc;
     unsigned b = bucket_of(req->handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     req->registry_next = registry[b];
     registry[b] = req;
     atomic_fetch_add(&thread_requests_live, 1);
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
     *request = req->handle;
     return MPI_SUCCESS;
 }
@@ -851,11 +872,11 @@ static thread_persistent *persistent_find(MPI_Request handle)
     if (handle == MPI_REQUEST_NULL || !thread_persistent_pending())
         return NULL;
     unsigned b = bucket_of(handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     thread_persistent *p = persistent_registry[b];
     while (p && p->handle != handle)
         p = p->next;
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
     return p;
 }
 
@@ -911,12 +932,12 @@ static int persistent_register(thread_persistent *p, MPI_Request *request)
         return thread_error(tc, rc, "no request from the host");
     }
     unsigned b = bucket_of(p->handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     p->next = persistent_registry[b];
     persistent_registry[b] = p;
     atomic_fetch_add(&thread_persistent_live, 1);
     atomic_fetch_add(&thread_requests_live, 1); /* so that the wait family looks for it */
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
     *request = p->handle;
     return MPI_SUCCESS;
 }
@@ -1056,7 +1077,7 @@ int thread_startall(int n, MPI_Request requests[])
 static void persistent_free(thread_persistent *p)
 {
     unsigned b = bucket_of(p->handle);
-    pthread_mutex_lock(&registry_mutex);
+    bucket_lock(b);
     thread_persistent **at = &persistent_registry[b];
     while (*at && *at != p)
         at = &(*at)->next;
@@ -1064,7 +1085,7 @@ static void persistent_free(thread_persistent *p)
         *at = p->next;
     atomic_fetch_sub(&thread_persistent_live, 1);
     atomic_fetch_sub(&thread_requests_live, 1);
-    pthread_mutex_unlock(&registry_mutex);
+    bucket_unlock(b);
     if (p->active != MPI_REQUEST_NULL)
         thread_request_free(&p->active);
     thread_type_release(&p->type, p->type_owned);
