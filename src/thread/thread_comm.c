@@ -261,9 +261,8 @@ static void thread_comm_destroy(thread_comm *tc)
     free(tc->counts);
     free(tc->displs);
     free(tc->slot);
-    for (int t = 0; t < tc->nstages; t++)
-        free(tc->stage[t].known);
     free(tc->stage);
+    free(tc->known);
     free(tc->derive);
     free(tc->nbc_started);
     free(tc->scratch[0]);
@@ -292,20 +291,21 @@ static int build(MPI_Comm parent, const int *threads, int nthreads, thread_comm 
     if (tc->slot)
         memset(tc->slot, 0, (size_t)nthreads * sizeof *tc->slot);
     tc->stage = aligned_alloc(64, (size_t)nthreads * sizeof *tc->stage);
-    tc->nstages = tc->stage ? nthreads : 0;
-    bool stages_ok = true;
-    for (int t = 0; tc->stage && t < nthreads; t++) { /* the headers: bytes are written before read */
+    size_t row = core_align_up((size_t)nthreads * sizeof *tc->known, CORE_CACHELINE) / sizeof *tc->known;
+    tc->known = aligned_alloc(CORE_CACHELINE, (size_t)nthreads * row * sizeof *tc->known);
+    if (tc->known)
+        memset(tc->known, 0, (size_t)nthreads * row * sizeof *tc->known);
+    for (int t = 0; tc->stage && tc->known && t < nthreads; t++) { /* the headers: bytes are written before read */
         thread_stage *st = &tc->stage[t];
         atomic_init(&st->finished, 0);
         st->calls = 0;
         atomic_init(&st->area[0].ready, 0);
         atomic_init(&st->area[1].ready, 0);
-        st->known = calloc((size_t)nthreads, sizeof *st->known);
-        stages_ok &= st->known != NULL;
+        st->known = tc->known + (size_t)t * row;
     }
     tc->derive = calloc((size_t)nthreads, sizeof *tc->derive);
     tc->nbc_started = calloc((size_t)nthreads, sizeof *tc->nbc_started);
-    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !stages_ok || !tc->derive ||
+    if (!tc->offset || !tc->counts || !tc->displs || !tc->slot || !tc->stage || !tc->known || !tc->derive ||
         !tc->nbc_started)
         goto fail;
     long long total = 0;

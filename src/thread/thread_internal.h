@@ -103,7 +103,7 @@ struct thread_comm {
     /* collectives: each thread's buffers, scratch the last to arrive grows */
     thread_slot *slot;
     thread_stage *stage; /* per thread */
-    int nstages;
+    unsigned *known;     /* the stages' known rows, each whole cache lines: an owner writes its own */
     char *scratch[2];
     size_t scratch_size[2];
     _Atomic size_t scratch_need[2];
