@@ -1047,21 +1047,10 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, threads = 2, loops = 1, uneven = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    int loops = 1;
+    threads_here = threadcomm_init_args(&argc, &argv, "--loops", &loops,
+                                        "usage: threadcomm_check [--threads T] [--uneven] [--loops L]");
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--loops") && i + 1 < argc)
-            loops = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--uneven"))
-            uneven = 1;
-        else
-            CHECK_FATAL("usage: threadcomm_check [--threads T] [--uneven] [--loops L]");
-    }
-    threads_here = threads + (uneven && world_rank % 2);
     first_rank = malloc(sizeof(int) * (world_size + 1));
     int *each = malloc(sizeof(int) * world_size);
     PMPI_Allgather(&threads_here, 1, MPI_INT, each, 1, MPI_INT, MPI_COMM_WORLD);

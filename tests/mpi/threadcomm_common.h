@@ -1,5 +1,5 @@
 /* What the thread communicator checks (threadcomm_check,
- * threadcomm_persist_check) share: failures counted from every thread, the
+ * threadcomm_persist_check, threadcomm_pcoll_check) share: failures counted from every thread, the
  * first few printed, and the values a rank sends, which any rank can
  * compute to check what it received. */
 #ifndef SHOAL_THREADCOMM_COMMON_H
@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int world_rank;
 static _Atomic long failures;
@@ -36,6 +37,29 @@ static inline void run_threads(int n, void *(*body)(void *))
     for (int t = 0; t < n; t++)
         pthread_join(ids[t], NULL);
     free(ids);
+}
+
+/* MPI_Init_thread (MPI_THREAD_MULTIPLE), world_rank, and the checks' common
+ * arguments: --threads T (default 2), --uneven (odd processes start one
+ * more) and the caller's own numeric option `extra` (its value in
+ * *extra_value); anything else ends the job with `usage`. Returns how many
+ * threads this process starts. Needs check_common.h's CHECK_FATAL. */
+static inline int threadcomm_init_args(int *argc, char ***argv, const char *extra, int *extra_value, const char *usage)
+{
+    int provided, threads = 2, uneven = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp((*argv)[i], "--threads") && i + 1 < *argc)
+            threads = atoi((*argv)[++i]);
+        else if (!strcmp((*argv)[i], extra) && i + 1 < *argc)
+            *extra_value = atoi((*argv)[++i]);
+        else if (!strcmp((*argv)[i], "--uneven"))
+            uneven = 1;
+        else
+            CHECK_FATAL("%s", usage);
+    }
+    return threads + (uneven && world_rank % 2);
 }
 
 /* Every process's failures, summed. */

@@ -552,21 +552,9 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, threads = 2, uneven = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    threads_here = threadcomm_init_args(&argc, &argv, "--starts", &starts,
+                                        "usage: threadcomm_pcoll_check [--threads T] [--uneven] [--starts N]");
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--starts") && i + 1 < argc)
-            starts = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--uneven"))
-            uneven = 1;
-        else
-            CHECK_FATAL("usage: threadcomm_pcoll_check [--threads T] [--uneven] [--starts N]");
-    }
-    threads_here = threads + (uneven && world_rank % 2);
     PMPI_Allreduce(&threads_here, &total_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_dup(MPI_COMM_WORLD, &hostcomm);
 #ifdef HAVE_MPI4_CALLS

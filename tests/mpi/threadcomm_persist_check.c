@@ -445,21 +445,9 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, threads = 2, uneven = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    threads_here = threadcomm_init_args(&argc, &argv, "--iterations", &iterations,
+                                        "usage: threadcomm_persist_check [--threads T] [--uneven] [--iterations N]");
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
-            iterations = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--uneven"))
-            uneven = 1;
-        else
-            CHECK_FATAL("usage: threadcomm_persist_check [--threads T] [--uneven] [--iterations N]");
-    }
-    threads_here = threads + (uneven && world_rank % 2);
     PMPI_Allreduce(&threads_here, &total_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_dup(MPI_COMM_WORLD, &hostcomm);
     if (MPIX_Threadcomm_init(MPI_COMM_WORLD, threads_here, &tcomm) != MPI_SUCCESS)
