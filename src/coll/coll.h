@@ -15,9 +15,15 @@
 #include "coll_team.h"
 #include "core.h"
 
-/* The planner's choice for the last collective this thread ran through
+/* What the planner chose for the last collective this thread ran through
  * shoal, NULL after coll_forget_choice() (the call went to the host MPI). */
-const plan_choice *coll_last_choice(void);
+typedef struct coll_ran {
+    plan_algo algo;
+    lane_id lane, stripe;
+    plan_inputs inputs; /* what the inputs were priced as */
+    double model_ns;
+} coll_ran;
+const coll_ran *coll_last_choice(void);
 void coll_forget_choice(void);
 
 /* Whether the host MPI's own run of collective c of `bytes` on t was

@@ -15,7 +15,7 @@ static void allgather_common(coll_team *t, core_coll coll, const void *sbuf, siz
         longest = max_size(longest, rbytes[p]);
     if (longest == 0)
         return;
-    coll_choice ch = coll_plan(t, coll, longest);
+    const coll_choice *ch = coll_plan(t, coll, longest);
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};
@@ -29,7 +29,7 @@ static void allgather_common(coll_team *t, core_coll coll, const void *sbuf, siz
         if (rbytes[p])
             xf[m.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
-    coll_move_chosen(t, &ch, &m);
+    coll_move_chosen(t, ch, &m);
 }
 
 void coll_allgatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes,

@@ -124,9 +124,9 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
     const char *src = sbuf ? sbuf : rbuf;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    coll_choice ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
-    allreduce_fn run = allreduce_algorithms[ch.plan.algo];
-    if (ch.lane->two_sided) /* no views: the inputs must move */
+    const coll_choice *ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
+    allreduce_fn run = allreduce_algorithms[ch->plan.algo];
+    if (ch->lane->two_sided) /* no views: the inputs must move */
         run = allreduce_gathered;
-    (run ? run : allreduce_sliced)(t, ch.lane, src, rbuf, count, esize, fn);
+    (run ? run : allreduce_sliced)(t, ch->lane, src, rbuf, count, esize, fn);
 }

@@ -7,14 +7,14 @@
 static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes, const size_t *soffs,
                             void *rbuf, const size_t *rbytes, const size_t *roffs, size_t plan_bytes)
 {
-    coll_choice ch = coll_plan(t, coll, plan_bytes);
+    const coll_choice *ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = n, .max_len = plan_bytes, .only_peer = -1};
     /* As for scatter: the whole send buffer as slot 0 when it fits a round. */
     bool one_slot = coll == CORE_COLL_ALLTOALL &&
-                    (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
+                    (ch->lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch->lane->window(&t->lane));
     if (one_slot) {
         m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
         out[m.nout++] = (coll_out){0, sbuf, plan_bytes * (size_t)n};
@@ -30,9 +30,9 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
                                      : (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
     if (coll == CORE_COLL_ALLTOALLV)
-        coll_move_v(t, &ch, &m, -1);
+        coll_move_v(t, ch, &m, -1);
     else
-        coll_move_chosen(t, &ch, &m);
+        coll_move_chosen(t, ch, &m);
 }
 
 void coll_alltoall(coll_team *t, const void *sbuf, size_t bytes, void *rbuf)

@@ -53,7 +53,7 @@ void coll_barrier(coll_team *t)
 {
     if (t->n == 1)
         return;
-    coll_choice ch = coll_plan(t, CORE_COLL_BARRIER, 0);
-    barrier_fn run = barrier_algorithms[ch.plan.algo];
+    const coll_choice *ch = coll_plan(t, CORE_COLL_BARRIER, 0);
+    barrier_fn run = barrier_algorithms[ch->plan.algo];
     (run ? run : barrier_flat)(t);
 }

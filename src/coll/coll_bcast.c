@@ -131,7 +131,7 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 {
     if (bytes == 0 || t->n == 1)
         return;
-    coll_choice ch = coll_plan(t, CORE_COLL_BCAST, bytes);
-    bcast_fn run = bcast_algorithms[ch.plan.algo];
-    (run ? run : bcast_tree)(t, &ch, buf, bytes, root);
+    const coll_choice *ch = coll_plan(t, CORE_COLL_BCAST, bytes);
+    bcast_fn run = bcast_algorithms[ch->plan.algo];
+    (run ? run : bcast_tree)(t, ch, buf, bytes, root);
 }

@@ -10,7 +10,7 @@
 static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
                           const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
 {
-    coll_choice ch = coll_plan(t, coll, plan_bytes);
+    const coll_choice *ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     bool v = coll == CORE_COLL_GATHERV;
     coll_out *out = coll_outs(t);
@@ -23,10 +23,10 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
         m.self_len = rbytes[me];
     }
 
-    if (ch.plan.algo == PLAN_MOVE_PUSH && !v) {
+    if (ch->plan.algo == PLAN_MOVE_PUSH && !v) {
         /* The root exposes one slot per rank's place; every rank writes its
          * own, all of it or the head, whose tail the root reads itself. */
-        size_t head = sbytes - coll_root_part(sbytes, ch.plan.root_share);
+        size_t head = sbytes - coll_root_part(sbytes, ch->plan.root_share);
         m.max_out = n;
         if (me == root) {
             for (int p = 0; p < n; p++) {
@@ -55,10 +55,10 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
     if (v) {
         if (me == root)
             m.max_len = coll_longest_but(rbytes, n, root);
-        coll_move_v(t, &ch, &m, root);
+        coll_move_v(t, ch, &m, root);
     } else {
         m.max_len = plan_bytes;
-        coll_move_chosen(t, &ch, &m);
+        coll_move_chosen(t, ch, &m);
     }
 }
 
@@ -66,9 +66,9 @@ void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int r
 {
     if (bytes == 0)
         return;
-    size_t *sizes = coll_uniform_blocks(t, bytes, 0);
-    size_t *offs = sizes + t->n;
-    gather_common(t, CORE_COLL_GATHER, sbuf, bytes, rbuf, sizes, offs, root, bytes);
+    /* Only the root reads the table of blocks. */
+    size_t *sizes = t->me == root ? coll_uniform_blocks(t, bytes, 0) : NULL;
+    gather_common(t, CORE_COLL_GATHER, sbuf, bytes, rbuf, sizes, sizes ? sizes + t->n : NULL, root, bytes);
 }
 
 void coll_gatherv(coll_team *t, const void *sbuf, size_t sbytes, void *rbuf, const size_t *rbytes, const size_t *roffs,

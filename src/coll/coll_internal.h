@@ -8,16 +8,11 @@
 static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static inline size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-/* The planner's choice with its lanes resolved on this team. */
-typedef struct coll_choice {
-    plan_choice plan;
-    const lane_ops *lane;
-    const lane_ops *large_lane;
-    const lane_ops *stripe; /* NULL unless transfers are striped (plan.stripe) */
-} coll_choice;
-
-/* Asks the planner, and logs the decision once under SHOAL_VERBOSE. */
-coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes);
+/* Asks the planner (through the team's cache), prepares the lanes the
+ * choice uses, and logs the decision once under SHOAL_VERBOSE. The choice
+ * stays valid for the whole call: a plan made inside it (another
+ * collective on the team) replaces a less recently used entry. */
+const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes);
 
 /* One exposed buffer of this rank. */
 typedef struct coll_out {

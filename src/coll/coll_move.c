@@ -134,7 +134,7 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
             coll_wait_all(t, exposed);
             lane->serve(&t->lane);
             lane->complete(&t->lane);
-        } else {
+        } else if (m->nxfer) {
             run_xfers(t, lane, m, lo, hi, exposed);
         }
         if (reads)

@@ -5,11 +5,11 @@
  * collectives' files can run. */
 #include "coll_internal.h"
 
-static CORE_THREAD_LOCAL plan_choice last_choice;
-static CORE_THREAD_LOCAL bool have_last_choice;
+static CORE_THREAD_LOCAL coll_ran last_ran;
+static CORE_THREAD_LOCAL bool have_last_ran;
 
-const plan_choice *coll_last_choice(void) { return have_last_choice ? &last_choice : NULL; }
-void coll_forget_choice(void) { have_last_choice = false; }
+const coll_ran *coll_last_choice(void) { return have_last_ran ? &last_ran : NULL; }
+void coll_forget_choice(void) { have_last_ran = false; }
 
 /* The first entry of the cache set that holds a key. The bytes are mixed
  * well: sizes are mostly powers of two, whose low bits are all zero. */
@@ -27,11 +27,30 @@ static coll_plan_entry *plan_set(coll_team *t, core_coll coll, size_t bytes, pla
  * settings or figures. */
 static uint64_t last_use(const coll_plan_entry *e, unsigned gen) { return e->generation == gen ? e->used : 0; }
 
-/* The cached choice: a pointer into the team's cache, valid until the next
- * call (returning the struct would copy it once more on every call).
+/* The planner's choice with its lanes resolved on t, the lanes that need
+ * preparing listed once each: what a call does with it on every call is
+ * worked out here, once per cache entry. */
+static coll_choice resolved(const coll_team *t, const plan_choice *plan)
+{
+    coll_choice ch = {.plan = *plan};
+    ch.lane = t->lanes[plan->lane];
+    ch.large_lane = t->lanes[plan->large_lane];
+    ch.stripe = plan->stripe < LANE_COUNT ? t->lanes[plan->stripe] : NULL;
+    const lane_ops *used[3] = {ch.lane, ch.large_lane, ch.stripe};
+    for (int i = 0; i < 3; i++) {
+        bool again = false;
+        for (int j = 0; j < i; j++)
+            again = again || used[j] == used[i];
+        if (used[i] && used[i]->prepare && !again)
+            ch.prepare[ch.nprepare++] = used[i];
+    }
+    return ch;
+}
+
+/* The cached choice, valid until a plan on t replaces it (see coll_plan).
  * commit: this call runs, and the next of the same size is a repeat; a
  * look before the call (coll_host_faster) leaves that to the call. */
-static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes, bool commit)
+static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, bool commit)
 {
     /* Configuration and model generations start at 1 once read. */
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
@@ -65,7 +84,7 @@ static const plan_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
     t->plans_priced++;
     /* The model may have been read just now: take its generation after. */
     *victim = (coll_plan_entry){
-        core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, now, ch};
+        core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, now, resolved(t, &ch)};
     return &victim->choice;
 }
 
@@ -73,7 +92,7 @@ bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
 {
     if (plan_model_get()->nhost == 0)
         return false; /* no tune measured the host: no second look on every call */
-    const plan_choice *ch = choose(t, coll, bytes, false);
+    const plan_choice *ch = &choose(t, coll, bytes, false)->plan;
     if (ch->host_faster && ch->host_repeat_ns > 0)
         core_log_once("%s of %zu bytes on %d local ranks, repeated: the host MPI's own, measured %.2f us on "
                       "unchanged inputs against shoal's %.2f (shoal tune)",
@@ -92,33 +111,24 @@ bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
     return ch->host_faster;
 }
 
-coll_choice coll_plan(coll_team *t, core_coll coll, size_t bytes)
+const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
 {
-    coll_choice ch = {.plan = *choose(t, coll, bytes, true)};
-    ch.lane = t->lanes[ch.plan.lane];
-    ch.large_lane = t->lanes[ch.plan.large_lane];
-    ch.stripe = ch.plan.stripe < LANE_COUNT ? t->lanes[ch.plan.stripe] : NULL;
-    /* Every lane the choice uses that needs preparing, once each. */
-    const lane_ops *used[3] = {ch.lane, ch.large_lane, ch.stripe};
-    for (int i = 0; i < 3; i++) {
-        bool again = false;
-        for (int j = 0; j < i; j++)
-            again = again || used[j] == used[i];
-        if (used[i] && used[i]->prepare && !again)
-            used[i]->prepare(&t->lane);
-    }
-    last_choice = ch.plan;
-    have_last_choice = true;
+    const coll_choice *ch = choose(t, coll, bytes, true);
+    for (int i = 0; i < ch->nprepare; i++)
+        ch->prepare[i]->prepare(&t->lane);
+    last_ran = (coll_ran){ch->plan.algo, ch->plan.lane, ch->plan.stripe, ch->plan.inputs, ch->plan.model_ns};
+    have_last_ran = true;
     if (core_log_verbosity() >= 1) {
         /* Once per collective, size class (a power of two) and choice. */
         unsigned klass = 0;
         while (klass < 63 && (1ull << (klass + 1)) <= bytes)
             klass++;
-        bool repeat = ch.plan.inputs == PLAN_INPUTS_EITHER;
+        bool repeat = ch->plan.inputs == PLAN_INPUTS_EITHER;
         core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
                       bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, repeat ? ", repeated" : "",
-                      plan_algo_name(ch.plan.algo), plan_lanes_label(ch.plan.lane, ch.plan.stripe),
-                      ch.plan.root_share > 0 ? ", the root moving a share of each block" : "", ch.plan.model_ns / 1e3);
+                      plan_algo_name(ch->plan.algo), plan_lanes_label(ch->plan.lane, ch->plan.stripe),
+                      ch->plan.root_share > 0 ? ", the root moving a share of each block" : "",
+                      ch->plan.model_ns / 1e3);
     }
     return ch;
 }

@@ -87,9 +87,9 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
     const char *src = sbuf ? sbuf : rbuf;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
-    const lane_ops *lane = ch.lane;
-    if (reduces_gathered(&ch)) {
+    const coll_choice *ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
+    const lane_ops *lane = ch->lane;
+    if (reduces_gathered(ch)) {
         rsb_gathered(t, lane, src, rbuf, count, esize, fn);
         return;
     }
@@ -125,9 +125,9 @@ void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_
         return;
     /* Priced at the mean block, in whole elements: a vector shorter than
      * the team must not look like no data at all (cma would be free). */
-    coll_choice ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, (total + (size_t)n - 1) / (size_t)n * esize);
-    const lane_ops *lane = ch.lane;
-    if (reduces_gathered(&ch)) {
+    const coll_choice *ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER, (total + (size_t)n - 1) / (size_t)n * esize);
+    const lane_ops *lane = ch->lane;
+    if (reduces_gathered(ch)) {
         /* Nobody reads my input once it is gathered: in place is safe. */
         rs_gathered(t, lane, src, rbuf, counts, firsts, total, esize, fn);
         return;

@@ -8,7 +8,7 @@
 static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes, const size_t *soffs,
                            void *rbuf, size_t rbytes, int root, size_t plan_bytes)
 {
-    coll_choice ch = coll_plan(t, coll, plan_bytes);
+    const coll_choice *ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
@@ -18,12 +18,12 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
      * take their block at its offset; else one slot per rank, so rounds
      * share the window fairly. */
     bool one_slot = coll == CORE_COLL_SCATTER &&
-                    (ch.lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch.lane->window(&t->lane));
+                    (ch->lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch->lane->window(&t->lane));
     if (one_slot)
         m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
     /* With a root share, the root also writes the tail of every block into
      * its rank's buffer (slot 0 there), and that rank reads the head. */
-    size_t tail = one_slot ? coll_root_part(plan_bytes, ch.plan.root_share) : 0;
+    size_t tail = one_slot ? coll_root_part(plan_bytes, ch->plan.root_share) : 0;
     if (me == root) {
         if (rbuf && sbytes[me])
             m.self_src = (const char *)sbuf + soffs[me], m.self_dst = rbuf, m.self_len = sbytes[me];
@@ -45,9 +45,9 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         }
     }
     if (coll == CORE_COLL_SCATTERV) {
-        coll_move_from_root(t, &ch, &m, root);
+        coll_move_from_root(t, ch, &m, root);
     } else {
-        coll_move_chosen(t, &ch, &m);
+        coll_move_chosen(t, ch, &m);
     }
 }
 

@@ -84,8 +84,15 @@ void coll_segment_format(void *base, size_t size, int n)
 
 void coll_wait_all(coll_team *t, uint64_t e)
 {
-    for (int i = 1; i < t->n; i++)
-        coll_wait(t, coll_rank_plus(t->me, i, t->n), e);
+    if (t->all_seen >= e)
+        return; /* what the last look at every flag showed covers it */
+    uint64_t low = UINT64_MAX;
+    for (int i = 1; i < t->n; i++) {
+        int p = coll_rank_plus(t->me, i, t->n);
+        coll_wait(t, p, e);
+        low = t->seen[p] < low ? t->seen[p] : low;
+    }
+    t->all_seen = low;
 }
 
 void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e)
@@ -289,6 +296,9 @@ void coll_team_set_host_lane(coll_team *t, const lane_ops *host, void *state)
 {
     t->lanes[LANE_HOST] = host;
     t->lane.host = state;
+    /* Cached choices hold the lanes resolved: price them anew. */
+    for (int i = 0; i < COLL_PLAN_SETS * COLL_PLAN_WAYS; i++)
+        t->plan_cache[i].generation = 0;
 }
 
 void coll_team_close(coll_team *t)

@@ -49,13 +49,26 @@ struct coll_xfer;
  * calls shared a slot, and both were priced anew on every call). */
 #define COLL_PLAN_SETS 16
 #define COLL_PLAN_WAYS 4
+_Static_assert(COLL_PLAN_WAYS >= 2, "the entry in use is never the least recently used one");
+
+/* The planner's choice with its lanes resolved on this team, as cached, so
+ * that a call takes it as it is. */
+typedef struct coll_choice {
+    plan_choice plan;
+    const lane_ops *lane;
+    const lane_ops *large_lane;
+    const lane_ops *stripe;     /* NULL unless transfers are striped (plan.stripe) */
+    const lane_ops *prepare[3]; /* the lanes above that need preparing, once each */
+    int nprepare;
+} coll_choice;
+
 typedef struct coll_plan_entry {
     unsigned generation; /* of configuration and model together; 0: empty */
     core_coll coll;
     size_t bytes;
     plan_inputs inputs;
     uint64_t used; /* the team's plan_clock at its last use */
-    plan_choice choice;
+    coll_choice choice;
 } coll_plan_entry;
 
 typedef struct coll_team {
@@ -66,6 +79,7 @@ typedef struct coll_team {
     pid_t *pids;          /* [n], private copy for the lanes */
     uint64_t *seen;       /* [n], the highest epoch seen on each flag:
                                   a wait it already proves costs no shared read */
+    uint64_t all_seen;    /* an epoch every peer is known to have reached */
     lane_ctx lane;
     bool cma_usable;                   /* every rank can read every other with CMA */
     const lane_ops *lanes[LANE_COUNT]; /* usable lanes, NULL where not (host: when plugged in) */

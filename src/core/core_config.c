@@ -529,6 +529,8 @@ uint64_t core_config_fingerprint(const core_config *c)
 
 const core_config *core_config_get(void)
 {
-    pthread_once(&config_once, config_init);
+    /* Every MPI call asks: past the first, one load instead of a call. */
+    if (!atomic_load_explicit(&generation, memory_order_acquire))
+        pthread_once(&config_once, config_init);
     return &config;
 }

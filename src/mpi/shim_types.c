@@ -218,10 +218,12 @@ bool shim_layout_of(MPI_Datatype type, shim_layout *out)
 
 static bool core_op_of(MPI_Op op, core_op *out)
 {
-    const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MIN, MPI_MAX,  MPI_LAND,   MPI_LOR,
-                          MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
-    const core_op cops[] = {CORE_OP_SUM,  CORE_OP_PROD, CORE_OP_MIN, CORE_OP_MAX,  CORE_OP_LAND,   CORE_OP_LOR,
-                            CORE_OP_LXOR, CORE_OP_BAND, CORE_OP_BOR, CORE_OP_BXOR, CORE_OP_MINLOC, CORE_OP_MAXLOC};
+    /* static: built once, not on every reduction (sum, the usual op, first) */
+    static const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MIN, MPI_MAX,  MPI_LAND,   MPI_LOR,
+                                 MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    static const core_op cops[] = {CORE_OP_SUM,  CORE_OP_PROD, CORE_OP_MIN,    CORE_OP_MAX,
+                                   CORE_OP_LAND, CORE_OP_LOR,  CORE_OP_LXOR,   CORE_OP_BAND,
+                                   CORE_OP_BOR,  CORE_OP_BXOR, CORE_OP_MINLOC, CORE_OP_MAXLOC};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (ops[i] == op) {
             *out = cops[i];

@@ -9,7 +9,7 @@ int shoal_enabled(void) { return shim_active; }
 
 int shoal_last_choice(const char **algorithm, const char **lane)
 {
-    const plan_choice *ch = coll_last_choice();
+    const coll_ran *ch = coll_last_choice();
     if (algorithm)
         *algorithm = ch ? plan_algo_name(ch->algo) : "host MPI";
     if (lane)

@@ -472,6 +472,8 @@ void plan_model_use(const plan_model *m)
 
 const plan_model *plan_model_get(void)
 {
-    pthread_once(&model_once, model_init);
+    /* Every collective asks: past the first, one load instead of a call. */
+    if (!atomic_load_explicit(&model_generation, memory_order_acquire))
+        pthread_once(&model_once, model_init);
     return &current;
 }

@@ -232,7 +232,7 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
      * must not); another size is not. */
     for (int call = 0; call < 3; call++) {
         check_allreduce(call < 2 ? 777 : 778, false);
-        const plan_choice *ch = coll_last_choice();
+        const coll_ran *ch = coll_last_choice();
         plan_inputs want = call == 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
         CHECK(n == 1 || (ch && ch->inputs == want), "rank %d/%d allreduce call %d: inputs %d, want %d", me, n, call,
               ch ? (int)ch->inputs : -1, (int)want);

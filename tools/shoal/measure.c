@@ -206,7 +206,7 @@ static bool force_candidate(core_coll coll, const plan_candidate *c, size_t byte
     snprintf(spec, sizeof spec, "%s:%s", core_coll_name(coll), plan_algo_name(c->algo));
     measure_force(spec, coll == CORE_COLL_BARRIER ? NULL : plan_lanes_label(c->lane, c->stripe));
     run_collective(MPI_COMM_WORLD, coll, bytes, b);
-    const plan_choice *ran = coll_last_choice();
+    const coll_ran *ran = coll_last_choice();
     int ok = ran && ran->algo == c->algo &&
              (coll == CORE_COLL_BARRIER || (ran->lane == c->lane && ran->stripe == c->stripe));
     int all_ok = 0;
