@@ -23,8 +23,8 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
         m.self_src = (const char *)sbuf + soffs[me], m.self_dst = (char *)rbuf + roffs[me], m.self_len = rbytes[me];
     for (int i = 0; i < n; i++) {
         int p = coll_rank_plus(me, i, n);
-        if (!one_slot)
-            out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
+        if (!one_slot && p != me) /* my own block is copied, not read */
+            out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], sbytes[p]};
         if (p != me && rbytes[p])
             xf[m.nxfer++] = one_slot ? (coll_xfer){p, 0, (size_t)me * plan_bytes, (char *)rbuf + roffs[p], rbytes[p]}
                                      : (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};

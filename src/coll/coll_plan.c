@@ -57,13 +57,21 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
     plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
     if (commit)
         t->last_bytes[coll] = bytes + 1;
+    uint64_t now = ++t->plan_clock;
+    size_t raw = bytes;
+    coll_plan_entry *hot = &t->plan_cache[t->plan_hot[coll].entry];
+    if (t->plan_hot[coll].bytes == raw && hot->generation == gen && hot->coll == coll && hot->inputs == inputs) {
+        hot->used = now; /* its size class is the one the same size had */
+        return &hot->choice;
+    }
     bytes = plan_size_class(bytes); /* the cache holds a choice per class, as the planner prices */
     coll_plan_entry *set = plan_set(t, coll, bytes, inputs), *victim = set;
-    uint64_t now = ++t->plan_clock;
     for (int w = 0; w < COLL_PLAN_WAYS; w++) {
         coll_plan_entry *e = &set[w];
         if (e->generation == gen && e->coll == coll && e->bytes == bytes && e->inputs == inputs) {
             e->used = now;
+            t->plan_hot[coll].entry = (int)(e - t->plan_cache);
+            t->plan_hot[coll].bytes = raw;
             return &e->choice;
         }
         if (last_use(e, gen) < last_use(victim, gen))
@@ -85,6 +93,8 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
     /* The model may have been read just now: take its generation after. */
     *victim = (coll_plan_entry){
         core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, now, resolved(t, &ch)};
+    t->plan_hot[coll].entry = (int)(victim - t->plan_cache);
+    t->plan_hot[coll].bytes = raw;
     return &victim->choice;
 }
 

@@ -134,6 +134,8 @@ int coll_team_open(coll_team *t, const core_segment *seg, int n, int me, int nod
     t->n = n;
     t->me = me;
     t->seg = *seg;
+    for (int c = 0; c < CORE_COLL_COUNT; c++)
+        t->plan_hot[c].bytes = SIZE_MAX; /* no call's size: the first call of each hashes */
     char *base = seg->base;
     t->flags = (core_flag *)(base + l.flags);
     t->info = (coll_rank_info *)(base + l.info);

@@ -99,6 +99,12 @@ typedef struct coll_team {
      * barrier between a benchmark's calls, or a solver's other collectives,
      * do not hide it. */
     size_t last_bytes[CORE_COLL_COUNT];
+    /* The entry each collective's last call took, and that call's size: a
+     * repeat checks it before hashing its size class into a set. */
+    struct {
+        int entry;
+        size_t bytes;
+    } plan_hot[CORE_COLL_COUNT];
     const char *doing; /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
     char *block[3]; /* PLAN_REDUCE_BLOCK bytes each */

@@ -60,8 +60,8 @@ char *shim_blocks_at(shim_comm *sc, int scratch, const void *buf, shim_array cou
     return shim_comm_scratch(sc, scratch, total ? total : 1);
 }
 
-void shim_block_pack(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf, shim_array counts,
-                     shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
+void shim_block_pack_typed(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf,
+                           shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
 {
     MPI_Count count = shim_array_at(counts, i);
     if (l->dense || !count)
@@ -71,8 +71,9 @@ void shim_block_pack(char *base, const size_t *bytes, const size_t *offs, int i,
               (int)bytes[i], &pos, comm);
 }
 
-void shim_block_unpack(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf, shim_array counts,
-                       shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm)
+void shim_block_unpack_typed(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf,
+                             shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
+                             MPI_Comm comm)
 {
     MPI_Count count = shim_array_at(counts, i);
     if (l->dense || !count)

@@ -128,11 +128,29 @@ static inline void shim_recv_finish(shim_comm *sc, int i, void *buf, MPI_Count c
 char *shim_blocks_at(shim_comm *sc, int scratch, const void *buf, shim_array counts, shim_array displs,
                      const shim_layout *l, size_t *bytes, size_t *offs);
 
-/* Block i of buf packed to base + offs[i] (shim_blocks_at's), and back;
- * nothing to do when the type is dense. */
-void shim_block_pack(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf, shim_array counts,
-                     shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm);
-void shim_block_unpack(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf, shim_array counts,
-                       shim_array displs, MPI_Datatype type, const shim_layout *l, MPI_Comm comm);
+/* Block i of buf packed to base + offs[i] (shim_blocks_at's), and back,
+ * with PMPI_Pack and PMPI_Unpack; shim_block_pack and shim_block_unpack
+ * call them only where the type is not dense, checked inline: a v-call
+ * of a dense type runs through them once per rank, twice. */
+void shim_block_pack_typed(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf,
+                           shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
+                           MPI_Comm comm);
+void shim_block_unpack_typed(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf,
+                             shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
+                             MPI_Comm comm);
+static inline void shim_block_pack(char *base, const size_t *bytes, const size_t *offs, int i, const void *buf,
+                                   shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
+                                   MPI_Comm comm)
+{
+    if (!l->dense)
+        shim_block_pack_typed(base, bytes, offs, i, buf, counts, displs, type, l, comm);
+}
+static inline void shim_block_unpack(const char *base, const size_t *bytes, const size_t *offs, int i, void *buf,
+                                     shim_array counts, shim_array displs, MPI_Datatype type, const shim_layout *l,
+                                     MPI_Comm comm)
+{
+    if (!l->dense)
+        shim_block_unpack_typed(base, bytes, offs, i, buf, counts, displs, type, l, comm);
+}
 
 #endif

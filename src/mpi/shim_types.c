@@ -34,13 +34,21 @@ static size_t slot_of(MPI_Datatype type)
     return (size_t)(h >> 56) % TABLE_SLOTS;
 }
 
+/* The entry found last by this thread: a program's calls mostly name one
+ * type, and each call looks it up once or twice. Entries are written at
+ * start-up and never change, so the check is the type itself. */
+static CORE_THREAD_LOCAL const predefined *last_found;
+
 static const predefined *lookup(MPI_Datatype type)
 {
+    const predefined *last = last_found;
+    if (last && last->type == type)
+        return last;
     for (size_t i = slot_of(type), probes = 0; probes < TABLE_SLOTS; i = (i + 1) % TABLE_SLOTS, probes++) {
         if (!table_used[i])
             return NULL;
         if (table[i].type == type)
-            return &table[i];
+            return last_found = &table[i];
     }
     return NULL;
 }

@@ -38,6 +38,17 @@ static MPI_Comm progress_comm = MPI_COMM_NULL;
 static _Atomic uint64_t puts_issued, puts_completed;
 static _Atomic uint64_t *last_blocking_put_to, *completed_to; /* [n_pes] */
 
+/* Open MPI 4's osc/pt2pt (which shmem_init asks for there) holds puts
+ * until a flush: a blocking put left in the ring would not leave while this
+ * PE computes, or waits in an MPI call of its own that shoal passes through,
+ * and a peer that waits for it would hang. There every blocking put is
+ * flushed locally, as before the ring, and no ring is made. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#define BOUNCE_PUTS false
+#else
+#define BOUNCE_PUTS true
+#endif
+
 /* Blocking puts up to BOUNCE_MAX bytes go through the ring (8 KiB: a copy
  * of it costs well under a microsecond, less than any round trip the MPI
  * can make); the ring holds 128 of them before a wrap waits. */
@@ -79,8 +90,8 @@ void osh_remote_open(void)
     MPI_Comm_dup(osh.world, &progress_comm);
     last_blocking_put_to = calloc((size_t)osh.n_pes, sizeof *last_blocking_put_to);
     completed_to = calloc((size_t)osh.n_pes, sizeof *completed_to);
-    bounce_ring = malloc(BOUNCE_RING);
-    if (!last_blocking_put_to || !completed_to || !bounce_ring)
+    bounce_ring = BOUNCE_PUTS ? malloc(BOUNCE_RING) : NULL;
+    if (!last_blocking_put_to || !completed_to || (BOUNCE_PUTS && !bounce_ring))
         osh_fail("shmem_init", "no memory for the bookkeeping of puts to other nodes");
     bounce_used = 0;
     bounce_shared = osh.thread_level == SHMEM_THREAD_MULTIPLE;
@@ -168,17 +179,6 @@ void osh_remote_push(void)
 
 /* MPI counts are ints: long transfers go in pieces. */
 #define PIECE ((size_t)1 << 30)
-
-/* Open MPI 4's osc/pt2pt (which shmem_init asks for there) holds puts
- * until a flush: a blocking put left in the ring would not leave while this
- * PE computes, or waits in an MPI call of its own that shoal passes through,
- * and a peer that waits for it would hang. There every blocking put is
- * flushed locally, as before the ring. */
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#define BOUNCE_PUTS false
-#else
-#define BOUNCE_PUTS true
-#endif
 
 static void remote_put(void *ctx, rma_region_id region, size_t offset, const void *src, size_t bytes, int pe,
                        bool nonblocking)
