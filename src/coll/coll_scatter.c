@@ -19,8 +19,18 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
      * share the window fairly. */
     bool one_slot = coll == CORE_COLL_SCATTER &&
                     (ch->lane->single_copy || plan_bytes * (size_t)n + CORE_CACHELINE <= ch->lane->window(&t->lane));
-    if (one_slot)
-        m.max_out = 1, m.max_len = plan_bytes * (size_t)n;
+    /* The part of the root's buffer in the slot, [lo, hi): all of it but
+     * the root's own block where that lies at either end (root 0, mostly),
+     * which no one reads: at 2 ranks half the bytes, and small blocks stay
+     * inside the note. */
+    size_t lo = 0, hi = plan_bytes * (size_t)n;
+    if (one_slot && n > 1) {
+        if (root == 0)
+            lo = plan_bytes;
+        else if (root == n - 1)
+            hi -= plan_bytes;
+        m.max_out = 1, m.max_len = hi - lo;
+    }
     /* With a root share, the root also writes the tail of every block into
      * its rank's buffer (slot 0 there), and that rank reads the head. */
     size_t tail = one_slot ? coll_root_part(plan_bytes, ch->plan.root_share) : 0;
@@ -28,7 +38,7 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         if (rbuf && sbytes[me])
             m.self_src = (const char *)sbuf + soffs[me], m.self_dst = rbuf, m.self_len = sbytes[me];
         if (one_slot)
-            out[m.nout++] = (coll_out){0, sbuf, plan_bytes * (size_t)n};
+            out[m.nout++] = (coll_out){0, (const char *)sbuf + lo, hi - lo};
         else
             for (int p = 0; p < n; p++)
                 out[m.nout++] = (coll_out){p, (const char *)sbuf + soffs[p], p == me ? 0 : sbytes[p]};
@@ -37,8 +47,8 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
                 xf[m.nxfer++] = (coll_xfer){p, 0, plan_bytes - tail, (char *)sbuf + soffs[p] + plan_bytes - tail, tail};
         m.push = tail > 0;
     } else if (rbytes) {
-        xf[m.nxfer++] =
-            one_slot ? (coll_xfer){root, 0, soffs[me], rbuf, rbytes - tail} : (coll_xfer){root, me, 0, rbuf, rbytes};
+        xf[m.nxfer++] = one_slot ? (coll_xfer){root, 0, soffs[me] - lo, rbuf, rbytes - tail}
+                                 : (coll_xfer){root, me, 0, rbuf, rbytes};
         if (tail) {
             out[m.nout++] = (coll_out){0, rbuf, rbytes};
             m.only_peer = root;
