@@ -1011,11 +1011,8 @@ static void attributes(int rank)
 static void *thread_main(void *arg)
 {
     (void)arg;
-    MPIX_Threadcomm_start(tcomm);
-    int rank = -1, size = -1;
-    MPI_Comm_rank(tcomm, &rank);
-    MPI_Comm_size(tcomm, &size);
-    EXPECT(size == total_ranks, "size %d, expected %d", size, total_ranks);
+    int rank, size;
+    threadcomm_enter(tcomm, total_ranks, &rank, &size);
     EXPECT(rank >= first_rank[world_rank] && rank < first_rank[world_rank] + threads_here, "rank %d outside [%d, %d)",
            rank, first_rank[world_rank], first_rank[world_rank] + threads_here);
     /* Ranks are distinct: gathered, they are 0..size-1. */

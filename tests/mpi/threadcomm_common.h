@@ -1,7 +1,7 @@
 /* What the thread communicator checks (threadcomm_check,
  * threadcomm_persist_check, threadcomm_pcoll_check) share: failures counted from every thread, the
- * first few printed, and the values a rank sends, which any rank can
- * compute to check what it received. */
+ * first few printed, the values a rank sends, which any rank can compute
+ * to check what it received, and a thread's start in the communicator. */
 #ifndef SHOAL_THREADCOMM_COMMON_H
 #define SHOAL_THREADCOMM_COMMON_H
 
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mpix_threadcomm.h"
 
 static int world_rank;
 static _Atomic long failures;
@@ -27,6 +29,17 @@ static _Atomic long failures;
     } while (0)
 
 static inline int value(int rank, int i, int salt) { return rank * 100003 + i * 7 + salt; }
+
+/* A thread's start in comm: MPIX_Threadcomm_start, its rank and the size,
+ * which must be the ranks of every process's threads together. */
+static inline void threadcomm_enter(MPI_Comm comm, int total_ranks, int *rank, int *size)
+{
+    MPIX_Threadcomm_start(comm);
+    *rank = *size = -1;
+    MPI_Comm_rank(comm, rank);
+    MPI_Comm_size(comm, size);
+    EXPECT(*size == total_ranks, "size %d, expected %d", *size, total_ranks);
+}
 
 /* Runs body on n new threads of this process, and waits for them. */
 static inline void run_threads(int n, void *(*body)(void *))

@@ -525,11 +525,8 @@ static void refusals(int rank)
 static void *thread_main(void *arg)
 {
     (void)arg;
-    MPIX_Threadcomm_start(tcomm);
-    int rank = -1, size = -1;
-    MPI_Comm_rank(tcomm, &rank);
-    MPI_Comm_size(tcomm, &size);
-    EXPECT(size == total_ranks, "size %d, expected %d", size, total_ranks);
+    int rank, size;
+    threadcomm_enter(tcomm, total_ranks, &rank, &size);
 #ifdef HAVE_MPI4_CALLS
     rooted_and_reductions(rank, size, 3);
     rooted_and_reductions(rank, size, 1500); /* long messages: handed over by address */

@@ -421,11 +421,8 @@ static void large_count(int rank, int size)
 static void *thread_main(void *arg)
 {
     (void)arg;
-    MPIX_Threadcomm_start(tcomm);
-    int rank = -1, size = -1;
-    MPI_Comm_rank(tcomm, &rank);
-    MPI_Comm_size(tcomm, &size);
-    EXPECT(size == total_ranks, "size %d, expected %d", size, total_ranks);
+    int rank, size;
+    threadcomm_enter(tcomm, total_ranks, &rank, &size);
     halo(rank, size, 16);
     halo(rank, size, 3000); /* over SHOAL_THREAD_HANDOFF_BYTES: handed over by address */
     send_modes(rank, size);
