@@ -30,7 +30,7 @@ static void alltoall_common(coll_team *t, core_coll coll, const void *sbuf, cons
                                      : (coll_xfer){p, me, 0, (char *)rbuf + roffs[p], rbytes[p]};
     }
     if (coll == CORE_COLL_ALLTOALLV)
-        coll_move_v(t, ch, &m, -1);
+        coll_move_packed(t, ch, &m, -1);
     else
         coll_move_chosen(t, ch, &m);
 }

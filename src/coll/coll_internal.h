@@ -53,19 +53,19 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
  * every transfer's first plan.stripe_share on the two-sided stripe lane, the
  * rest on the single-copy lane, both in one round. */
 void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
-/* The same when max_len is not known to every rank: the sizes travel first,
- * with the data where it is small (see plan_choice.eager_limit). sizes_at:
- * the one rank that knows every rank's slot size, m->max_len valid there,
- * which alone publishes them, so that the others wait for it alone: a root
- * that exposes nothing while every other rank exposes one slot (gatherv);
- * -1: no rank knows, every rank publishes its own. */
-void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at);
-/* The same where the root alone exposes, slot p holding rank p's block,
- * and alone knows the sizes (scatterv): on a windowed lane its slot 0
- * carries the sizes and, where they fit, every block packed, so that a
- * rank reads one note (small blocks sit inside it); else a sized move
- * follows. */
-void coll_move_from_root(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
+/* The same where the sizes are not known to every rank: every rank but the
+ * root exposes one slot, and the root alone knows them all, m->max_len
+ * valid there (gatherv). They travel first, with the blocks where those are
+ * small (see plan_choice.eager_limit): the root publishes its verdict in
+ * its note, so that the others wait for it alone. */
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
+/* The same where each exposing rank exposes one block per slot and no rank
+ * knows every size beforehand: on a windowed lane the rank's slot 0 carries
+ * its sizes and, where they fit, its blocks packed, so that a reader reads
+ * one note (small blocks sit inside it); else a sized move follows. root:
+ * the one rank that exposes (scatterv, slot p holding rank p's block), or
+ * -1: every rank exposes and reads every other (alltoallv). */
+void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
 
 /* The largest of sizes[0..n) but sizes[skip]'s: what a root's peers move. */
 static inline size_t coll_longest_but(const size_t *sizes, int n, int skip)

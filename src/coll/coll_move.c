@@ -26,10 +26,7 @@ size_t *coll_uniform_blocks(coll_team *t, size_t bytes, size_t extra)
 }
 coll_xfer *coll_xfers(coll_team *t) { return t->xfers; }
 
-/* Slot holding a rank's header in coll_move_v: {fits, longest slot}. */
-static int header_slot(const coll_team *t) { return t->lane.nslots - 1; }
-
-/* Bytes a rank may expose in coll_move_v's header round. */
+/* Bytes a rank may expose in coll_move_v's and coll_move_packed's header round. */
 static size_t eager_room(const coll_team *t, const coll_choice *ch)
 {
     return min_size(ch->plan.eager_limit, ch->lane->window(&t->lane));
@@ -180,142 +177,148 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m)
 }
 
 /* Whether a rank's own exposures fit its header round. */
-static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_moves *m, size_t *longest)
+static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_moves *m)
 {
     size_t need = 0;
-    *longest = 0;
-    for (int i = 0; i < m->nout; i++) {
+    for (int i = 0; i < m->nout; i++)
         need += core_align_up(m->out[i].len, CORE_CACHELINE);
-        *longest = max_size(*longest, m->out[i].len);
-    }
     return need + CORE_CACHELINE <= eager_room(t, ch);
 }
 
-void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int sizes_at)
+void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
 {
     /* Lanes without a window need no agreement on rounds. */
     if (ch->lane->single_copy || ch->lane->two_sided) {
         coll_move(t, ch->lane, m);
         return;
     }
-    /* Header round: a rank whose data is small exposes it at once; the
-     * headers, {all of it went eager, longest slot}, say whether the data
-     * has arrived or a sized move follows. */
-    size_t longest;
-    bool eager = fits_eager(t, ch, m, &longest);
+    const lane_ops *lane = ch->lane;
+    bool is_root = t->me == root;
+    /* Header round: a rank whose block fits it exposes it at once; the root,
+     * which knows every size, exposes its verdict in its note, (longest
+     * block << 1) | all of them fit, which says whether the blocks have
+     * arrived or a sized move follows. */
+    uint64_t verdict = 0;
     coll_round_begin(t, true);
-    if (eager)
+    if (is_root) {
+        bool eager = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
+        verdict = (uint64_t)m->max_len << 1 | eager;
+        lane->expose(&t->lane, 0, &verdict, sizeof verdict);
+    } else if (fits_eager(t, ch, m)) {
         for (int i = 0; i < m->nout; i++)
-            ch->lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
-    bool answers = sizes_at < 0 || sizes_at == t->me; /* publishes a header */
-    if (answers) {
-        lane_slot *hdr = lane_slot_at(&t->lane, t->me, header_slot(t));
-        /* The knowing rank answers for all: a root that exposes nothing
-         * while every other rank exposes one slot of at most max_len bytes. */
-        if (sizes_at < 0)
-            hdr->addr = eager;
-        else
-            hdr->addr = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
-        hdr->len = sizes_at < 0 ? longest : m->max_len;
+            lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
     }
-    /* One post where one says it all, as in coll_move (a root alone in
-     * its team reads nothing). */
-    bool publishes = m->nout > 0 || answers;
-    bool reads = m->nxfer > 0 || sizes_at != t->me;
+    /* One post where one says it all, as in coll_move: a root that reads
+     * nothing (every other block empty) is done at once. */
+    bool reads = !is_root || m->nxfer > 0;
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
-    if (!reads)
-        coll_post(t, done);
-    else if (publishes)
-        coll_post(t, exposed);
+    coll_post(t, reads ? exposed : done);
     copy_self(m);
-
-    bool all_eager = true;
-    size_t max_len = 0;
-    for (int i = 0; i < t->n; i++) {
-        int p = coll_rank_plus(t->me, i, t->n);
-        if (sizes_at >= 0 && p != sizes_at)
-            continue;
-        coll_wait(t, p, exposed);
-        const lane_slot *h = lane_slot_at(&t->lane, p, header_slot(t));
-        all_eager = all_eager && h->addr;
-        max_len = max_size(max_len, h->len);
+    if (!is_root) {
+        coll_wait_exposed(t, lane, root, 0, exposed);
+        lane->fetch(&t->lane, root, 0, 0, &verdict, sizeof verdict);
     }
-    if (all_eager)
-        run_xfers(t, ch->lane, m, 0, SIZE_MAX, exposed);
+    bool eager = verdict & 1;
+    if (eager)
+        run_xfers(t, lane, m, 0, SIZE_MAX, exposed);
     if (reads)
         coll_post(t, done);
     coll_round_end(t, done);
-    if (all_eager)
+    if (eager)
         return;
 
     coll_moves sized = *m;
-    sized.max_len = max_len;
+    sized.max_len = (size_t)(verdict >> 1);
     sized.self_len = 0; /* done above */
     coll_move(t, ch->large_lane, &sized);
 }
 
-/* coll_move_from_root's slot 0 on the root: this header, then one offset
- * per rank (where its block starts in the slot), then the blocks, packed. */
-typedef struct root_header {
-    uint64_t packed;  /* the blocks follow; else a sized move does */
-    uint64_t longest; /* the longest block of a rank but the root */
-} root_header;
+/* coll_move_packed's slot 0: a header, (longest block << 1) | packed, where
+ * packed says the blocks follow (else a sized move does); then one offset
+ * per slot (where its block starts in slot 0); then the blocks, packed.
+ * At 2 ranks a 32-byte block still fits a note's first line. */
+typedef uint64_t packed_header;
+static bool header_packed(packed_header h) { return h & 1; }
+static size_t header_longest(packed_header h) { return (size_t)(h >> 1); }
 
-static size_t root_slot_bytes(int n) { return sizeof(root_header) + (size_t)n * sizeof(uint64_t); }
+static size_t packed_table_bytes(int n) { return sizeof(packed_header) + (size_t)n * sizeof(uint32_t); }
 
-void coll_move_from_root(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
+/* Packs this rank's exposures into slot 0 and exposes it; returns its header. */
+static packed_header expose_packed(coll_team *t, const coll_choice *ch, const coll_moves *m)
+{
+    size_t table = packed_table_bytes(t->n), blocks = 0, longest = 0;
+    for (int i = 0; i < m->nout; i++) {
+        blocks += m->out[i].len;
+        longest = max_size(longest, m->out[i].len);
+    }
+    bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch);
+    packed_header h = (packed_header)longest << 1 | packed;
+    char *slot = coll_temp(t, table + (packed ? blocks : 0));
+    uint32_t *offsets = (uint32_t *)(slot + sizeof h);
+    memcpy(slot, &h, sizeof h);
+    memset(offsets, 0, (size_t)t->n * sizeof *offsets);
+    size_t at = table;
+    for (int i = 0; i < m->nout; i++) {
+        const coll_out *o = &m->out[i]; /* slot o->slot: rank o->slot's block */
+        offsets[o->slot] = (uint32_t)at;
+        if (packed && o->len)
+            memcpy(slot + at, o->buf, o->len);
+        at += packed ? o->len : 0;
+    }
+    ch->lane->expose(&t->lane, 0, slot, at);
+    return h;
+}
+
+void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
 {
     if (ch->lane->single_copy || ch->lane->two_sided) {
         coll_move(t, ch->lane, m);
         return;
     }
     const lane_ops *lane = ch->lane;
-    int n = t->n;
-    bool is_root = t->me == root;
-    root_header h = {0, 0};
-    coll_round_begin(t, is_root);
-    if (is_root) {
-        size_t table = root_slot_bytes(n), blocks = 0;
-        for (int i = 0; i < m->nout; i++) {
-            blocks += m->out[i].len;
-            h.longest = max_size(h.longest, m->out[i].len);
-        }
-        h.packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch);
-        char *slot = coll_temp(t, table + (h.packed ? blocks : 0));
-        uint64_t *offsets = (uint64_t *)(slot + sizeof h);
-        memcpy(slot, &h, sizeof h);
-        size_t at = table;
-        for (int i = 0; i < m->nout; i++) {
-            const coll_out *o = &m->out[i]; /* slot o->slot: rank o->slot's block */
-            offsets[o->slot] = at;
-            if (h.packed && o->len)
-                memcpy(slot + at, o->buf, o->len);
-            at += h.packed ? o->len : 0;
-        }
-        lane->expose(&t->lane, 0, slot, at);
+    int n = t->n, me = t->me;
+    bool exposes = root < 0 || me == root, reads = root < 0 || me != root;
+    /* What every header says together: all packed, and the longest block;
+     * every rank reads the same headers (its own included), so all agree. */
+    bool packed = true;
+    size_t longest = 0;
+    coll_round_begin(t, exposes);
+    if (exposes) {
+        packed_header h = expose_packed(t, ch, m);
+        packed = header_packed(h), longest = header_longest(h);
     }
-    /* One post each: the root reads nothing, the others expose nothing. */
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
-    if (is_root)
+    /* One post where one says it all, as in coll_move. */
+    if (!reads)
         coll_post(t, done);
+    else if (exposes)
+        coll_post(t, exposed);
     copy_self(m);
-    if (!is_root) {
-        coll_wait_exposed(t, lane, root, 0, exposed);
-        lane->fetch(&t->lane, root, 0, 0, &h, sizeof h);
-        for (int i = 0; h.packed && i < m->nxfer; i++) {
+    if (reads) {
+        for (int i = 1; i < n; i++) {
+            int p = root < 0 ? coll_rank_plus(me, i, n) : root;
+            packed_header h;
+            coll_wait_exposed(t, lane, p, 0, exposed);
+            lane->fetch(&t->lane, p, 0, 0, &h, sizeof h);
+            packed = packed && header_packed(h);
+            longest = max_size(longest, header_longest(h));
+            if (root >= 0)
+                break;
+        }
+        for (int i = 0; packed && i < m->nxfer; i++) {
             const coll_xfer *x = &m->xfer[i];
-            uint64_t at;
-            lane->fetch(&t->lane, root, 0, sizeof h + (size_t)x->slot * sizeof at, &at, sizeof at);
-            lane->fetch(&t->lane, root, 0, at + x->off, x->buf, x->len);
+            uint32_t at;
+            lane->fetch(&t->lane, x->peer, 0, sizeof(packed_header) + (size_t)x->slot * sizeof at, &at, sizeof at);
+            lane->fetch(&t->lane, x->peer, 0, at + x->off, x->buf, x->len);
         }
         coll_post(t, done);
     }
     coll_round_end(t, done);
-    if (h.packed)
+    if (packed)
         return;
-    /* Every rank learnt the longest block from the root's header. */
+    /* Every rank learnt the longest block from the headers. */
     coll_moves sized = *m;
-    sized.max_len = h.longest;
+    sized.max_len = longest;
     sized.self_len = 0; /* done above */
     coll_move(t, ch->large_lane, &sized);
 }

@@ -55,7 +55,7 @@ static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const
         }
     }
     if (coll == CORE_COLL_SCATTERV) {
-        coll_move_from_root(t, ch, &m, root);
+        coll_move_packed(t, ch, &m, root);
     } else {
         coll_move_chosen(t, ch, &m);
     }

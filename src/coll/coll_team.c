@@ -9,7 +9,7 @@
 #include "coll_internal.h"
 
 #define SEGMENT_MAGIC 0x676573206c616f68ull /* "hoal seg" */
-#define SEGMENT_VERSION 2
+#define SEGMENT_VERSION 3
 #define PAGE 4096
 /* Staging per rank and round buffer when SHOAL_SHM_SIZE is not set. */
 #define DEFAULT_STAGE_SIZE (128 * 1024)
@@ -32,7 +32,7 @@ typedef struct layout {
 static layout layout_for(int n, size_t stage_size)
 {
     layout l;
-    l.nslots = n + 2;
+    l.nslots = n + 1; /* one per rank; a rank alone still exposes slot 1 (allreduce) */
     /* Each transfer a rank makes may take two messages on a two-sided lane. */
     l.nrequests = 2 * (n + 2);
     l.flags = PAGE;

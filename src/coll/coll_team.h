@@ -1,7 +1,7 @@
 /* coll_team: the ranks of one node-local group and the segment they share.
  *
  * Segment layout (computed alike by every rank from n and the staging size):
- *   header | flags [n] | slot-0 notes [n][R] | rank info [n] | slot tables [n][R][n+2] | staging [n][R]
+ *   header | flags [n] | slot-0 notes [n][R] | rank info [n] | slot tables [n][R][n+1] | staging [n][R]
  * (R = LANE_ROUNDS round buffers)
  *
  * Synchronisation is by epochs: every rank owns one flag and posts growing

@@ -76,6 +76,7 @@ typedef struct lane_cost {
 /* Slot 0 of the cells lane, per rank and round buffer: one 128-byte pair of
  * lines (x86 cores fetch the pair together). */
 #define LANE_INLINE_MAX 112
+#define LANE_NOTE_HEAD 48 /* bytes[] in the first line: a staged slot's head is copied there too */
 typedef struct lane_note {
     _Alignas(128) _Atomic uint64_t stamp; /* the epoch that makes the rest valid; stored last */
     uint32_t inline_len;                  /* length + 1 when the bytes are here, 0: staged */
@@ -83,6 +84,7 @@ typedef struct lane_note {
     unsigned char bytes[LANE_INLINE_MAX];
 } lane_note;
 _Static_assert(sizeof(lane_note) == 128, "a note fills one pair of lines");
+_Static_assert(offsetof(lane_note, bytes) + LANE_NOTE_HEAD == 64, "the head ends with the first line");
 
 /* The node segment as lanes see it; filled in by the team that owns it. */
 typedef struct lane_ctx {

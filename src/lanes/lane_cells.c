@@ -26,6 +26,10 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
         if (len)
             memcpy(lane_staging_of(ctx, ctx->me) + ctx->stage_used, buf, len);
         if (note) { /* slot 0 is found through the note */
+            /* Its head goes into the note's first line too: a reader whose
+             * bytes lie there (a table at the front, a small block) takes
+             * them from the line it has just polled. */
+            memcpy(note->bytes, buf, LANE_NOTE_HEAD);
             note->inline_len = 0;
             note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
         } else {
@@ -47,11 +51,10 @@ static bool cells_note_arrived(const lane_ctx *ctx, int peer, uint64_t epoch)
 
 static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch)
 {
-    (void)len;
     (void)scratch;
     if (slot == 0) {
         const lane_note *note = note_of(ctx, peer);
-        if (note->inline_len)
+        if (note->inline_len || off + len <= LANE_NOTE_HEAD)
             return note->bytes + off;
         return lane_staging_of(ctx, peer) + (size_t)note->staged_at * CORE_CACHELINE + off;
     }
