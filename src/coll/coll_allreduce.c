@@ -84,9 +84,9 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
         lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
-        coll_wait_all_exposed(t, lane, 0, exposed);
-
         size_t lo = coll_slice_lo(k, n, me), hi = coll_slice_lo(k, n, me + 1);
+        coll_wait_all_exposed(t, lane, 0, exposed, lo * esize, (hi - lo) * esize);
+
         char *mine = dst + (base + lo) * esize;
         coll_reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, mine, src + base * esize, NULL);
         lane->expose(&t->lane, 1, mine, (hi - lo) * esize);

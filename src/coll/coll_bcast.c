@@ -88,7 +88,7 @@ static void bcast_k_ary(coll_team *t, const coll_choice *ch, void *buf, size_t b
         size_t off = c * chunk, len = min_size(chunk, bytes - off);
         coll_round_begin(t, has_children);
         if (parent >= 0) {
-            coll_wait_exposed(t, lane, parent, 0, t->epoch + 1);
+            coll_wait_exposed(t, lane, parent, 0, t->epoch + 1, 0, len);
             lane->fetch(&t->lane, parent, 0, 0, (char *)buf + off, len);
         }
         if (has_children)

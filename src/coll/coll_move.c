@@ -41,7 +41,7 @@ static void run_xfers(coll_team *t, const lane_ops *lane, const coll_moves *m, s
         size_t a = max_size(x->off, lo), b = min_size(x->off + x->len, hi);
         if (a >= b)
             continue;
-        coll_wait_exposed(t, lane, x->peer, x->slot, exposed);
+        coll_wait_exposed(t, lane, x->peer, x->slot, exposed, a - lo, b - a);
         char *local = (char *)x->buf + (a - x->off);
         if (m->push)
             lane->put(&t->lane, x->peer, x->slot, a - lo, local, b - a);
@@ -215,7 +215,7 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
     coll_post(t, reads ? exposed : done);
     copy_self(m);
     if (!is_root) {
-        coll_wait_exposed(t, lane, root, 0, exposed);
+        coll_wait_exposed(t, lane, root, 0, exposed, 0, sizeof verdict);
         lane->fetch(&t->lane, root, 0, 0, &verdict, sizeof verdict);
     }
     bool eager = verdict & 1;
@@ -298,7 +298,7 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
         for (int i = 1; i < n; i++) {
             int p = root < 0 ? coll_rank_plus(me, i, n) : root;
             packed_header h;
-            coll_wait_exposed(t, lane, p, 0, exposed);
+            coll_wait_exposed(t, lane, p, 0, exposed, 0, sizeof h);
             lane->fetch(&t->lane, p, 0, 0, &h, sizeof h);
             packed = packed && header_packed(h);
             longest = max_size(longest, header_longest(h));

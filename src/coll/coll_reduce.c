@@ -38,7 +38,7 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
         if (t->me == root) {
             /* The root exposes nothing: its first post would tell nobody
              * anything, only take its flag line back from a polling peer. */
-            coll_wait_all_exposed(t, lane, 0, exposed);
+            coll_wait_all_exposed(t, lane, 0, exposed, 0, k * esize);
             coll_reduce_ranks(t, lane, 0, 0, k, esize, fn, dst + base * esize, src + base * esize, NULL);
         }
         /* Non-roots read nothing: exposed and done at once. */
@@ -74,7 +74,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
             char *acc = me == root ? dst + base * esize : partial;
             for (int step = 1; step < span && me + step < n; step <<= 1) {
                 int child = me + step;
-                coll_wait_exposed(t, lane, child, 0, ready);
+                coll_wait_exposed(t, lane, child, 0, ready, 0, bytes);
                 for (size_t off = 0; off < bytes; off += block) {
                     size_t len = min_size(block, bytes - off);
                     const void *b = lane->view(&t->lane, child, 0, off, len, t->block[2]);
@@ -87,7 +87,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
             lane->expose(&t->lane, 0, mine, bytes);
         coll_post(t, coll_next_epoch(t));
         if (me == root && root != 0) {
-            coll_wait_exposed(t, lane, 0, 0, ready);
+            coll_wait_exposed(t, lane, 0, 0, ready, 0, bytes);
             lane->fetch(&t->lane, 0, 0, 0, dst + base * esize, bytes);
         }
         done = coll_next_epoch(t);
@@ -133,11 +133,11 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
             lane->expose(&t->lane, 1, dst + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);
-        coll_wait_all_exposed(t, lane, 0, exposed);
-
         size_t lo, hi;
         reduce_slice(k, n, root, me, &lo, &hi);
         size_t bytes = (hi - lo) * esize;
+        coll_wait_all_exposed(t, lane, 0, exposed, lo * esize, bytes);
+
         if (me == root) {
             coll_reduce_ranks(t, lane, 0, lo * esize, hi - lo, esize, fn, dst + (base + lo) * esize, src + base * esize,
                               NULL);

@@ -98,7 +98,7 @@ uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char 
     lane->expose(&t->lane, 0, in, in_bytes);
     uint64_t exposed = coll_next_epoch(t);
     coll_post(t, exposed);
-    coll_wait_all_exposed(t, lane, 0, exposed);
+    coll_wait_all_exposed(t, lane, 0, exposed, off, k * esize);
     if (k)
         coll_reduce_ranks(t, lane, 0, off, k, esize, fn, out, in, NULL);
     uint64_t done = coll_next_epoch(t);

@@ -95,10 +95,10 @@ void coll_wait_all(coll_team *t, uint64_t e)
     t->all_seen = low;
 }
 
-void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e)
+void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e, size_t off, size_t len)
 {
     for (int i = 1; i < t->n; i++)
-        coll_wait_exposed(t, lane, coll_rank_plus(t->me, i, t->n), slot, e);
+        coll_wait_exposed(t, lane, coll_rank_plus(t->me, i, t->n), slot, e, off, len);
 }
 
 void coll_round_begin(coll_team *t, bool exposing)

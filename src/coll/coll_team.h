@@ -207,8 +207,11 @@ void coll_wait_all(coll_team *t, uint64_t e);
  * slot 0 on lanes with notes (cells) by polling the note, the data's own
  * lines, which saves the reader a cache miss on the flag and leaves the
  * flag's line with its owner; else, and once polling has gone on for as
- * long as a wait would spin, by waiting for the post. */
-static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int peer, int slot, uint64_t e)
+ * long as a wait would spin, by waiting for the post. [off, off+len): the
+ * bytes of the slot the caller reads next (len 0: not known), which the
+ * lane may start fetching while it polls. */
+static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int peer, int slot, uint64_t e, size_t off,
+                                     size_t len)
 {
     if (t->seen[peer] >= e)
         return;
@@ -217,7 +220,7 @@ static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int pee
         return;
     }
     for (long i = 0; i <= t->wait.spin; i++) {
-        if (lane->note_arrived(&t->lane, peer, e))
+        if (lane->note_arrived(&t->lane, peer, e, off, len))
             return;
         core_cpu_relax();
     }
@@ -225,7 +228,7 @@ static inline void coll_wait_exposed(coll_team *t, const lane_ops *lane, int pee
 }
 
 /* coll_wait_exposed for every peer. */
-void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e);
+void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e, size_t off, size_t len);
 
 /* ---- rounds ---- */
 

@@ -155,8 +155,10 @@ typedef struct lane_ops {
     void (*fetch)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
     /* True when what peer exposed in slot 0 for the post of `epoch` is
      * readable already, its note carrying that epoch, without waiting for
-     * the post. Slot 0 only: other slots have no note. NULL: no notes. */
-    bool (*note_arrived)(const lane_ctx *ctx, int peer, uint64_t epoch);
+     * the post. Slot 0 only: other slots have no note. NULL: no notes.
+     * [off, off+len): the bytes the reader takes next (len 0: not known),
+     * which the lane may start fetching while the note is not there. */
+    bool (*note_arrived)(const lane_ctx *ctx, int peer, uint64_t epoch, size_t off, size_t len);
     /* Pointer to len readable bytes: into the segment, or scratch once filled. */
     const void *(*view)(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch);
     /* Writes into what peer exposed; NULL on lanes that cannot. */

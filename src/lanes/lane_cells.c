@@ -44,9 +44,26 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
         atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
 }
 
-static bool cells_note_arrived(const lane_ctx *ctx, int peer, uint64_t epoch)
+/* Most bytes a reader starts fetching while it polls: beyond, its copy
+ * streams and the first line's wait is a small part of it. */
+#define CELLS_EARLY_FETCH_MAX 256
+
+static bool cells_note_arrived(const lane_ctx *ctx, int peer, uint64_t epoch, size_t off, size_t len)
 {
-    return atomic_load_explicit(&note_of(ctx, peer)->stamp, memory_order_acquire) == epoch;
+    if (atomic_load_explicit(&note_of(ctx, peer)->stamp, memory_order_acquire) == epoch)
+        return true;
+    /* Bytes that cannot all be in the note are staged, from the start of
+     * the area where slot 0 was the round's first exposure (it mostly is):
+     * asking for their lines now, while the owner writes them, overlaps
+     * their transfer with the note's instead of following it. A wrong
+     * guess costs only the prefetches. */
+    if (off + len > LANE_INLINE_MAX && len <= CELLS_EARLY_FETCH_MAX) {
+        const char *at = lane_staging_of(ctx, peer) + off;
+        for (size_t l = 0; l < len; l += CORE_CACHELINE)
+            __builtin_prefetch(at + l);
+        __builtin_prefetch(at + len - 1);
+    }
+    return false;
 }
 
 static const void *cells_view(lane_ctx *ctx, int peer, int slot, size_t off, size_t len, void *scratch)
