@@ -235,7 +235,8 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
 
 /* coll_move_packed's slot 0: a header, (longest block << 1) | packed, where
  * packed says the blocks follow (else a sized move does); then one offset
- * per slot (where its block starts in slot 0); then the blocks, packed.
+ * per slot (where its block starts in slot 0, 32 bits, so that a packed
+ * slot stays below 4 GiB); then the blocks, packed.
  * At 2 ranks a 32-byte block still fits a note's first line. */
 typedef uint64_t packed_header;
 static bool header_packed(packed_header h) { return h & 1; }
@@ -251,7 +252,7 @@ static packed_header expose_packed(coll_team *t, const coll_choice *ch, const co
         blocks += m->out[i].len;
         longest = max_size(longest, m->out[i].len);
     }
-    bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch);
+    bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch) && table + blocks <= UINT32_MAX;
     packed_header h = (packed_header)longest << 1 | packed;
     char *slot = coll_temp(t, table + (packed ? blocks : 0));
     uint32_t *offsets = (uint32_t *)(slot + sizeof h);
