@@ -176,6 +176,13 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m)
         coll_move(t, ch->lane, m);
 }
 
+/* The word a header round publishes: (longest block << 1) | the blocks
+ * went with it; else a sized move of the longest block follows. */
+typedef uint64_t size_header;
+static size_header size_header_of(size_t longest, bool with_blocks) { return (size_header)longest << 1 | with_blocks; }
+static bool header_with_blocks(size_header h) { return h & 1; }
+static size_t header_longest(size_header h) { return (size_t)(h >> 1); }
+
 /* Whether a rank's own exposures fit its header round. */
 static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_moves *m)
 {
@@ -195,14 +202,13 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
     const lane_ops *lane = ch->lane;
     bool is_root = t->me == root;
     /* Header round: a rank whose block fits it exposes it at once; the root,
-     * which knows every size, exposes its verdict in its note, (longest
-     * block << 1) | all of them fit, which says whether the blocks have
-     * arrived or a sized move follows. */
-    uint64_t verdict = 0;
+     * which knows every size, exposes its verdict in its note: whether all
+     * of them fit, so have arrived, or a sized move follows. */
+    size_header verdict = 0;
     coll_round_begin(t, true);
     if (is_root) {
         bool eager = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
-        verdict = (uint64_t)m->max_len << 1 | eager;
+        verdict = size_header_of(m->max_len, eager);
         lane->expose(&t->lane, 0, &verdict, sizeof verdict);
     } else if (fits_eager(t, ch, m)) {
         for (int i = 0; i < m->nout; i++)
@@ -218,7 +224,7 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
         coll_wait_exposed(t, lane, root, 0, exposed, 0, sizeof verdict);
         lane->fetch(&t->lane, root, 0, 0, &verdict, sizeof verdict);
     }
-    bool eager = verdict & 1;
+    bool eager = header_with_blocks(verdict);
     if (eager)
         run_xfers(t, lane, m, 0, SIZE_MAX, exposed);
     if (reads)
@@ -228,24 +234,20 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
         return;
 
     coll_moves sized = *m;
-    sized.max_len = (size_t)(verdict >> 1);
+    sized.max_len = header_longest(verdict);
     sized.self_len = 0; /* done above */
     coll_move(t, ch->large_lane, &sized);
 }
 
-/* coll_move_packed's slot 0: a header, (longest block << 1) | packed, where
- * packed says the blocks follow (else a sized move does); then one offset
- * per slot (where its block starts in slot 0, 32 bits, so that a packed
- * slot stays below 4 GiB); then the blocks, packed.
+/* coll_move_packed's slot 0: a size_header (with blocks: they follow
+ * packed); then one offset per slot (where its block starts in slot 0, 32
+ * bits, so that a packed slot stays below 4 GiB; slots without a block
+ * keep whatever was there, no reader asks for them); then the blocks.
  * At 2 ranks a 32-byte block still fits a note's first line. */
-typedef uint64_t packed_header;
-static bool header_packed(packed_header h) { return h & 1; }
-static size_t header_longest(packed_header h) { return (size_t)(h >> 1); }
-
-static size_t packed_table_bytes(int n) { return sizeof(packed_header) + (size_t)n * sizeof(uint32_t); }
+static size_t packed_table_bytes(int n) { return sizeof(size_header) + (size_t)n * sizeof(uint32_t); }
 
 /* Packs this rank's exposures into slot 0 and exposes it; returns its header. */
-static packed_header expose_packed(coll_team *t, const coll_choice *ch, const coll_moves *m)
+static size_header expose_packed(coll_team *t, const coll_choice *ch, const coll_moves *m)
 {
     size_t table = packed_table_bytes(t->n), blocks = 0, longest = 0;
     for (int i = 0; i < m->nout; i++) {
@@ -253,11 +255,10 @@ static packed_header expose_packed(coll_team *t, const coll_choice *ch, const co
         longest = max_size(longest, m->out[i].len);
     }
     bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch) && table + blocks <= UINT32_MAX;
-    packed_header h = (packed_header)longest << 1 | packed;
+    size_header h = size_header_of(longest, packed);
     char *slot = coll_temp(t, table + (packed ? blocks : 0));
     uint32_t *offsets = (uint32_t *)(slot + sizeof h);
     memcpy(slot, &h, sizeof h);
-    memset(offsets, 0, (size_t)t->n * sizeof *offsets);
     size_t at = table;
     for (int i = 0; i < m->nout; i++) {
         const coll_out *o = &m->out[i]; /* slot o->slot: rank o->slot's block */
@@ -285,8 +286,8 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
     size_t longest = 0;
     coll_round_begin(t, exposes);
     if (exposes) {
-        packed_header h = expose_packed(t, ch, m);
-        packed = header_packed(h), longest = header_longest(h);
+        size_header h = expose_packed(t, ch, m);
+        packed = header_with_blocks(h), longest = header_longest(h);
     }
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
     /* One post where one says it all, as in coll_move. */
@@ -298,10 +299,10 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
     if (reads) {
         for (int i = 1; i < n; i++) {
             int p = root < 0 ? coll_rank_plus(me, i, n) : root;
-            packed_header h;
+            size_header h;
             coll_wait_exposed(t, lane, p, 0, exposed, 0, sizeof h);
             lane->fetch(&t->lane, p, 0, 0, &h, sizeof h);
-            packed = packed && header_packed(h);
+            packed = packed && header_with_blocks(h);
             longest = max_size(longest, header_longest(h));
             if (root >= 0)
                 break;
@@ -309,7 +310,7 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
         for (int i = 0; packed && i < m->nxfer; i++) {
             const coll_xfer *x = &m->xfer[i];
             uint32_t at;
-            lane->fetch(&t->lane, x->peer, 0, sizeof(packed_header) + (size_t)x->slot * sizeof at, &at, sizeof at);
+            lane->fetch(&t->lane, x->peer, 0, sizeof(size_header) + (size_t)x->slot * sizeof at, &at, sizeof at);
             lane->fetch(&t->lane, x->peer, 0, at + x->off, x->buf, x->len);
         }
         coll_post(t, done);
