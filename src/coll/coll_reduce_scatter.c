@@ -50,12 +50,16 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
             lane->expose(&t->lane, b, k ? src + (BLOCK_FIRST(b) + base) * esize : src, k * esize);
         }
         uint64_t exposed = coll_next_epoch(t);
-        coll_post(t, exposed);
-        coll_wait_all(t, exposed);
-        if (base < BLOCK_COUNT(me))
+        done = coll_next_epoch(t);
+        /* A rank whose block has ended reads nothing this round: one post
+         * says it has exposed and is done (on a single-copy lane its
+         * readers are waited for after the last round). */
+        if (base < BLOCK_COUNT(me)) {
+            coll_post(t, exposed);
+            coll_wait_all(t, exposed);
             coll_reduce_ranks(t, lane, me, 0, min_size(per, BLOCK_COUNT(me) - base), esize, fn, out + base * esize,
                               src + (BLOCK_FIRST(me) + base) * esize, NULL);
-        done = coll_next_epoch(t);
+        }
         coll_post(t, done);
         coll_round_end(t, done);
     }

@@ -96,12 +96,19 @@ uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char 
 {
     coll_round_begin(t, true);
     lane->expose(&t->lane, 0, in, in_bytes);
-    uint64_t exposed = coll_next_epoch(t);
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    /* A rank with nothing to reduce (a reduce_scatter block of 0 elements)
+     * is done once its input is out, where the lane copied it: one post
+     * says both, and it waits for no one. */
+    if (k == 0 && !lane->single_copy) {
+        coll_post(t, done);
+        coll_round_end(t, done);
+        return done;
+    }
     coll_post(t, exposed);
     coll_wait_all_exposed(t, lane, 0, exposed, off, k * esize);
     if (k)
         coll_reduce_ranks(t, lane, 0, off, k, esize, fn, out, in, NULL);
-    uint64_t done = coll_next_epoch(t);
     coll_post(t, done);
     coll_round_end(t, done);
     return done;
