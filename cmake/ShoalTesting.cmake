@@ -53,3 +53,27 @@ function(shoal_add_unit_test)
   set_tests_properties(${SHOAL_TEST_NAME}.${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT}
                        LABELS "unit;${T_LABELS}" ENVIRONMENT "${T_ENV}")
 endfunction()
+
+# shoal_sanitize_shoal_only(): called at the end of a folder whose tests run
+# MPI programs, so that a sanitizer tree judges shoal's code, not the host
+# MPI's. The host keeps what MPI_Init allocated until exit (LeakSanitizer
+# would fail every MPI program on it), and its uninstrumented libraries
+# take locks ThreadSanitizer cannot follow: the folder's tests that set no
+# options of their own run as the sanitize label's do, with leak detection
+# off and uninstrumented modules ignored. Tests without MPI (tests/unit)
+# keep leak detection.
+function(shoal_sanitize_shoal_only)
+  if(NOT SHOAL_SANITIZE)
+    return()
+  endif()
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t ${tests})
+    get_test_property(${t} ENVIRONMENT env)
+    if(NOT env MATCHES "ASAN_OPTIONS")
+      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+    endif()
+    if(NOT env MATCHES "TSAN_OPTIONS")
+      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "TSAN_OPTIONS=ignore_noninstrumented_modules=1")
+    endif()
+  endforeach()
+endfunction()
