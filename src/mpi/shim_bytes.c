@@ -3,10 +3,13 @@
  * blocks of the v-variants, and their counts' checks. */
 #include "shim_bytes.h"
 
-bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l, MPI_Count *total)
+/* The v-calls walk their arrays up to four times a call. Each walk below is
+ * written once and called in branches that know the arrays' element types
+ * (the classic bindings' ints above all), so that the compiler drops
+ * shim_array_at's choice from every element. */
+
+static inline bool counts_sum(shim_array counts, int n, MPI_Count *total)
 {
-    if (shim_array_missing(counts) || shim_array_missing(displs))
-        return false;
     MPI_Count sum = 0;
     for (int i = 0; i < n; i++) {
         MPI_Count c = shim_array_at(counts, i);
@@ -15,7 +18,16 @@ bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layo
         sum += c;
     }
     *total = sum;
-    return shim_takes(l, sum);
+    return true;
+}
+
+bool shim_counts_ok(shim_array counts, shim_array displs, int n, const shim_layout *l, MPI_Count *total)
+{
+    if (shim_array_missing(counts) || shim_array_missing(displs))
+        return false;
+    if (!(counts.ints ? counts_sum(SHIM_INTS(counts.ints), n, total) : counts_sum(counts, n, total)))
+        return false;
+    return shim_takes(l, *total);
 }
 
 const char *shim_pack_send(shim_comm *sc, int i, const void *buf, MPI_Count count, MPI_Datatype type,
@@ -36,19 +48,30 @@ void shim_unpack_recv(shim_comm *sc, int i, void *buf, MPI_Count count, MPI_Data
     PMPI_Unpack(sc->pack[i], (int)((size_t)count * l->size), &pos, buf, (int)count, type, comm);
 }
 
+/* Dense blocks: their bytes, and their offsets from the lowest
+ * displacement, which it returns. */
+static inline MPI_Count dense_blocks(shim_array counts, shim_array displs, int n, const shim_layout *l, size_t *bytes,
+                                     size_t *offs)
+{
+    MPI_Count lowest = shim_array_at(displs, 0);
+    for (int i = 1; i < n; i++)
+        if (shim_array_at(displs, i) < lowest)
+            lowest = shim_array_at(displs, i);
+    for (int i = 0; i < n; i++) {
+        bytes[i] = (size_t)shim_array_at(counts, i) * l->size;
+        offs[i] = (size_t)(shim_array_at(displs, i) - lowest) * (size_t)l->extent;
+    }
+    return lowest;
+}
+
 char *shim_blocks_at(shim_comm *sc, int scratch, const void *buf, shim_array counts, shim_array displs,
                      const shim_layout *l, size_t *bytes, size_t *offs)
 {
     int n = sc->size;
     if (l->dense) {
-        MPI_Count lowest = 0;
-        for (int i = 0; i < n; i++)
-            if (i == 0 || shim_array_at(displs, i) < lowest)
-                lowest = shim_array_at(displs, i);
-        for (int i = 0; i < n; i++) {
-            bytes[i] = (size_t)shim_array_at(counts, i) * l->size;
-            offs[i] = (size_t)(shim_array_at(displs, i) - lowest) * (size_t)l->extent;
-        }
+        MPI_Count lowest = counts.ints && displs.ints
+                               ? dense_blocks(SHIM_INTS(counts.ints), SHIM_INTS(displs.ints), n, l, bytes, offs)
+                               : dense_blocks(counts, displs, n, l, bytes, offs);
         return (char *)buf + l->lb + (MPI_Aint)lowest * l->extent;
     }
     size_t total = 0;
