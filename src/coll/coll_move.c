@@ -256,18 +256,25 @@ static size_header expose_packed(coll_team *t, const coll_choice *ch, const coll
     }
     bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch) && table + blocks <= UINT32_MAX;
     size_header h = size_header_of(longest, packed);
-    char *slot = coll_temp(t, table + (packed ? blocks : 0));
-    uint32_t *offsets = (uint32_t *)(slot + sizeof h);
+    /* Assembled where readers find it, on lanes that allow that: a copy
+     * through a temporary would move every block twice. */
+    const lane_ops *lane = ch->lane;
+    size_t len = table + (packed ? blocks : 0);
+    char *slot = lane->expose_area ? lane->expose_area(&t->lane, len) : coll_temp(t, len);
     memcpy(slot, &h, sizeof h);
     size_t at = table;
     for (int i = 0; i < m->nout; i++) {
         const coll_out *o = &m->out[i]; /* slot o->slot: rank o->slot's block */
-        offsets[o->slot] = (uint32_t)at;
+        uint32_t offset = (uint32_t)at;
+        memcpy(slot + sizeof h + (size_t)o->slot * sizeof offset, &offset, sizeof offset);
         if (packed && o->len)
             memcpy(slot + at, o->buf, o->len);
         at += packed ? o->len : 0;
     }
-    ch->lane->expose(&t->lane, 0, slot, at);
+    if (lane->expose_area)
+        lane->expose_commit(&t->lane, len);
+    else
+        lane->expose(&t->lane, 0, slot, len);
     return h;
 }
 

@@ -152,6 +152,12 @@ typedef struct lane_ops {
     /* Bytes one rank may expose in one round. */
     size_t (*window)(const lane_ctx *ctx);
     void (*expose)(lane_ctx *ctx, int slot, const void *buf, size_t len);
+    /* Slot 0 written in place, for an owner that assembles it from pieces:
+     * expose_area gives len writable bytes where readers will find them,
+     * expose_commit(len) then exposes what was written, as expose(0, ...)
+     * would have. NULL on lanes whose readers take the owner's buffer. */
+    void *(*expose_area)(lane_ctx *ctx, size_t len);
+    void (*expose_commit)(lane_ctx *ctx, size_t len);
     void (*fetch)(lane_ctx *ctx, int peer, int slot, size_t off, void *dst, size_t len);
     /* True when what peer exposed in slot 0 for the post of `epoch` is
      * readable already, its note carrying that epoch, without waiting for

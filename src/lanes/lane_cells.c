@@ -12,36 +12,56 @@ static lane_note *note_of(const lane_ctx *ctx, int rank)
     return &ctx->notes[(size_t)rank * LANE_ROUNDS + (size_t)ctx->parity];
 }
 
-static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
+/* Where this round's staging area is free, with room for len bytes. */
+static char *staging_room(lane_ctx *ctx, size_t len)
 {
-    lane_note *note = slot == 0 ? note_of(ctx, ctx->me) : NULL;
-    if (note && len <= LANE_INLINE_MAX) {
-        if (len)
-            memcpy(note->bytes, buf, len);
+    if (ctx->stage_used + len > ctx->stage_size)
+        core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window", ctx->stage_used + len,
+                   ctx->stage_size);
+    return lane_staging_of(ctx, ctx->me) + ctx->stage_used;
+}
+
+/* Where slot 0's len bytes go: inside the note when they fit, else staged. */
+static void *cells_expose_area(lane_ctx *ctx, size_t len)
+{
+    return len <= LANE_INLINE_MAX ? (void *)note_of(ctx, ctx->me)->bytes : staging_room(ctx, len);
+}
+
+static void cells_expose_commit(lane_ctx *ctx, size_t len)
+{
+    lane_note *note = note_of(ctx, ctx->me);
+    if (len <= LANE_INLINE_MAX) {
         note->inline_len = (uint32_t)len + 1;
     } else {
-        if (ctx->stage_used + len > ctx->stage_size)
-            core_fatal("internal: %zu bytes exposed on the cells lane exceed its %zu-byte window",
-                       ctx->stage_used + len, ctx->stage_size);
-        if (len)
-            memcpy(lane_staging_of(ctx, ctx->me) + ctx->stage_used, buf, len);
-        if (note) { /* slot 0 is found through the note */
-            /* Its head goes into the note's first line too: a reader whose
-             * bytes lie there (a table at the front, a small block) takes
-             * them from the line it has just polled. */
-            memcpy(note->bytes, buf, LANE_NOTE_HEAD);
-            note->inline_len = 0;
-            note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
-        } else {
-            lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
-            s->addr = ctx->stage_used;
-            s->len = len;
-        }
-        /* Keep each exposed piece on its own cache lines. */
+        /* The head goes into the note's first line too: a reader whose
+         * bytes lie there (a table at the front, a small block) takes them
+         * from the line it has just polled. */
+        memcpy(note->bytes, lane_staging_of(ctx, ctx->me) + ctx->stage_used, LANE_NOTE_HEAD);
+        note->inline_len = 0;
+        note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
         ctx->stage_used += core_align_up(len, CORE_CACHELINE);
     }
-    if (note) /* last: the stamp makes the rest valid */
-        atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+    /* Last: the stamp makes the rest valid. */
+    atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+}
+
+static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
+{
+    if (slot == 0) { /* slot 0 is found through the note */
+        void *area = cells_expose_area(ctx, len);
+        if (len)
+            memcpy(area, buf, len);
+        cells_expose_commit(ctx, len);
+        return;
+    }
+    char *at = staging_room(ctx, len);
+    if (len)
+        memcpy(at, buf, len);
+    lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
+    s->addr = ctx->stage_used;
+    s->len = len;
+    /* Keep each exposed piece on its own cache lines. */
+    ctx->stage_used += core_align_up(len, CORE_CACHELINE);
 }
 
 /* Most bytes a reader starts fetching while it polls: beyond, its copy
@@ -92,6 +112,8 @@ const lane_ops lane_cells = {
     .two_sided = false,
     .window = cells_window,
     .expose = cells_expose,
+    .expose_area = cells_expose_area,
+    .expose_commit = cells_expose_commit,
     .fetch = cells_fetch,
     .note_arrived = cells_note_arrived,
     .view = cells_view,
