@@ -189,6 +189,10 @@ bool shim_allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_
 bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                                         MPI_Comm comm, const char *name)
 {
+    /* No elements: nothing moves, and the host's own checks of the
+     * arguments cost less than finding the team. */
+    if (count == 0)
+        return false;
     shim_comm *sc;
     core_type ct;
     core_op cop;
@@ -205,13 +209,11 @@ bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count 
         }
         return shim_nodes_reduce_scatter(sc, sbuf, rbuf, counts, firsts, type, op);
     }
-    if (!reduction_takes(ct, count, sc->size))
+    if (!reduction_takes(ct, count, sc->size) ||
+        host_faster(t, CORE_COLL_REDUCE_SCATTER_BLOCK, (size_t)count * core_type_size(ct)))
         return false;
-    if (count && host_faster(t, CORE_COLL_REDUCE_SCATTER_BLOCK, (size_t)count * core_type_size(ct)))
-        return false;
-    if (count)
-        run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0,
-                      NULL, NULL);
+    run_reduction(sc, REDUCE_SCATTER_BLOCK, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL,
+                  NULL);
     return true;
 }
 
