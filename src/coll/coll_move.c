@@ -256,11 +256,12 @@ static size_header expose_packed(coll_team *t, const coll_choice *ch, const coll
     }
     bool packed = table + blocks + CORE_CACHELINE <= eager_room(t, ch) && table + blocks <= UINT32_MAX;
     size_header h = size_header_of(longest, packed);
-    /* Assembled where readers find it, on lanes that allow that: a copy
-     * through a temporary would move every block twice. */
+    /* Assembled where readers find it (every lane that comes here, one
+     * with a window, can): a copy through a temporary would move every
+     * block twice. */
     const lane_ops *lane = ch->lane;
     size_t len = table + (packed ? blocks : 0);
-    char *slot = lane->expose_area ? lane->expose_area(&t->lane, len) : coll_temp(t, len);
+    char *slot = lane->expose_area(&t->lane, len);
     memcpy(slot, &h, sizeof h);
     size_t at = table;
     for (int i = 0; i < m->nout; i++) {
@@ -271,22 +272,15 @@ static size_header expose_packed(coll_team *t, const coll_choice *ch, const coll
             memcpy(slot + at, o->buf, o->len);
         at += packed ? o->len : 0;
     }
-    if (lane->expose_area)
-        lane->expose_commit(&t->lane, len);
-    else
-        lane->expose(&t->lane, 0, slot, len);
+    lane->expose_commit(&t->lane, len);
     return h;
 }
 
-/* A word of peer's slot 0 (a header, an offset): in place where the lane
- * has views, a load from the line just polled rather than a fetch and a
- * call to copy a few bytes. */
+/* A word of peer's slot 0 (a header, an offset), through the lane's view:
+ * a load from the line just polled rather than a fetch and a call to copy
+ * a few bytes. */
 static inline void read_field(coll_team *t, const lane_ops *lane, int peer, size_t off, void *dst, size_t len)
 {
-    if (!lane->view) {
-        lane->fetch(&t->lane, peer, 0, off, dst, len);
-        return;
-    }
     const void *at = lane->view(&t->lane, peer, 0, off, len, dst);
     if (at != dst)
         memcpy(dst, at, len);

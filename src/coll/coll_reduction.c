@@ -100,15 +100,12 @@ uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char 
     /* A rank with nothing to reduce (a reduce_scatter block of 0 elements)
      * is done once its input is out, where the lane copied it: one post
      * says both, and it waits for no one. */
-    if (k == 0 && !lane->single_copy) {
-        coll_post(t, done);
-        coll_round_end(t, done);
-        return done;
+    if (k > 0 || lane->single_copy) {
+        coll_post(t, exposed);
+        coll_wait_all_exposed(t, lane, 0, exposed, off, k * esize);
+        if (k)
+            coll_reduce_ranks(t, lane, 0, off, k, esize, fn, out, in, NULL);
     }
-    coll_post(t, exposed);
-    coll_wait_all_exposed(t, lane, 0, exposed, off, k * esize);
-    if (k)
-        coll_reduce_ranks(t, lane, 0, off, k, esize, fn, out, in, NULL);
     coll_post(t, done);
     coll_round_end(t, done);
     return done;

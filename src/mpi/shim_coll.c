@@ -199,7 +199,7 @@ bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count 
     coll_team *t = reduction_team(CORE_COLL_REDUCE_SCATTER_BLOCK, comm, &sc, name, type, op, &ct, &cop);
     if (!t && !spans_nodes(sc))
         return false;
-    if (count < 0 || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (count < 0 || rbuf == MPI_IN_PLACE || !rbuf || !sbuf || sbuf == rbuf)
         return false;
     if (!t) {
         size_t *counts = sc->sizes, *firsts = sc->sizes + sc->size;
