@@ -101,6 +101,13 @@ static const core_setting_word node_bcast_words[] = {
     {NULL, 0},
 };
 
+static const core_setting_word node_allreduce_words[] = {
+    {"auto", CORE_NODE_ALLREDUCE_AUTO},
+    {"leaders", CORE_NODE_ALLREDUCE_LEADERS},
+    {"rails", CORE_NODE_ALLREDUCE_RAILS},
+    {NULL, 0},
+};
+
 /* Every SHOAL_* variable the library reads, in README's order. */
 static const core_setting settings[] = {
     {.name = "SHOAL_DISABLE",
@@ -182,6 +189,19 @@ static const core_setting settings[] = {
                     "trip between nodes when all arrive together; for programs whose ranks arrive unevenly), or "
                     "`leader`, its first rank in the communicator; `auto`: `leader`. Messages cut into segments "
                     "always go through the leaders"},
+    {.name = "SHOAL_NODE_ALLREDUCE",
+     .kind = CORE_SETTING_CHOICE,
+     FIELD(node_allreduce),
+     .value = CORE_NODE_ALLREDUCE_AUTO,
+     .words = node_allreduce_words,
+     .expects = "auto, leaders or rails",
+     .shared = true,
+     .default_text = "`auto`",
+     .description = "across nodes of equal rank counts, how an allreduce crosses them: `rails` (each rank of a node "
+                    "reduces a slice of the vector inside its node, the ranks of one slice on every node allreduce "
+                    "it by the host MPI, each over its own link, and the node gathers the slices), `leaders` (a node "
+                    "reduce to each node's first rank, the leaders' allreduce, a node bcast), or `auto`: as the "
+                    "planner prices them on a link `shoal tune --link` measured, else `leaders`"},
     {.name = "SHOAL_NODE_SEGMENT",
      .kind = CORE_SETTING_SIZE,
      FIELD(node_segment),

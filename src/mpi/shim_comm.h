@@ -51,6 +51,12 @@ typedef struct shim_nodes {
      * 0: also none) is the host MPI's, flat, as priced (plan_node_price);
      * alike on every rank. */
     uint64_t flat[CORE_COLL_COUNT];
+    /* Allreduce on rails (plan_node_price), bit k as in flat: where every
+     * node holds as many ranks (even); rail: the ranks of this rank's
+     * place in every node, numbered by node, made at the first such call. */
+    uint64_t rails;
+    bool even;
+    MPI_Comm rail;
     /* Competitive bcasts, from the first on: shoal's own copy of the
      * communicator for their messages, a ring of claim slots in memory the
      * node's ranks share (an MPI shared window), requests for the root. */

@@ -115,6 +115,7 @@ static void agree_prices(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
     memset(nd->flat, 0, sizeof nd->flat);
+    nd->rails = 0;
     if (sc->rank == 0) {
         int mean = (sc->size + nd->count - 1) / nd->count;
         plan_query node = {.n = mean,
@@ -132,14 +133,26 @@ static void agree_prices(shim_comm *sc)
             for (int k = 0; k < 64; k++) {
                 core_coll c = priced_colls[i];
                 size_t bytes = c == CORE_COLL_BARRIER ? 0 : (size_t)1 << k;
-                if (plan_node_price(c, bytes, nd->count, &node).flat)
+                plan_node_route route = plan_node_price(c, bytes, nd->count, &node);
+                if (route.flat)
                     nd->flat[c] |= 1ull << k;
+                else if (route.rails)
+                    nd->rails |= 1ull << k;
                 if (c == CORE_COLL_BARRIER || k >= 40)
                     break; /* classes beyond 1 TiB a rank: priced as that */
             }
     }
     PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(nd->flat, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
+    PMPI_Bcast(&nd->rails, 1, MPI_UINT64_T, 0, sc->comm);
+}
+
+/* Whether bit k of a per-class set (flat, rails) holds a call of `bytes`
+ * per rank: bit k is 2^k to 2^(k+1)-1 bytes, 0 also none, 40 and above. */
+static bool class_bit(uint64_t bits, size_t bytes)
+{
+    int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    return bits >> (k < 40 ? k : 40) & 1;
 }
 
 /* Whether the host MPI runs collective c of `bytes` per rank flat, as
@@ -147,8 +160,7 @@ static void agree_prices(shim_comm *sc)
 static bool runs_flat(const shim_comm *sc, core_coll c, size_t bytes)
 {
     int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
-    uint64_t bits = sc->nodes.flat[c];
-    if (!(bits >> (k < 40 ? k : 40) & 1))
+    if (!class_bit(sc->nodes.flat[c], bytes))
         return false;
     size_t klass = k ? (size_t)1 << k : 0;
     core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
@@ -201,6 +213,10 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     nd->local_counts = nd->rank_at + sc->size;
     nd->local_offsets = nd->local_counts + nd->node_size;
     nd->contiguous = true;
+    nd->even = true;
+    for (int i = 1; i < nd->count; i++)
+        nd->even = nd->even && nd->first[i + 1] - nd->first[i] == nd->first[1];
+    nd->rail = MPI_COMM_NULL;
     for (int r = 0; r < sc->size; r++) {
         int major = nd->first[nd->where[2 * r]] + nd->where[2 * r + 1];
         nd->rank_at[major] = r;
@@ -228,6 +244,8 @@ void shim_nodes_close(shim_nodes *nd)
         PMPI_Win_free(&nd->claim_window);
     if (nd->p2p != MPI_COMM_NULL)
         PMPI_Comm_free(&nd->p2p);
+    if (nd->rail != MPI_COMM_NULL)
+        PMPI_Comm_free(&nd->rail);
     free(nd->root_requests);
     free(nd->phase_node);
     free(nd->out_at);
@@ -341,6 +359,26 @@ static void node_reduce(shim_nodes *nd, const void *sbuf, void *rbuf, int count,
 {
     if (!shim_reduce_by_shoal(sbuf, rbuf, count, type, op, 0, nd->node, "a reduce inside a node"))
         PMPI_Reduce(sbuf, rbuf, count, type, op, 0, nd->node);
+}
+
+/* counts[i] elements of the sum of every rank's in, from offsets[i], to
+ * the node's rank i (each its slice into slice). */
+static void node_reduce_scatter(shim_nodes *nd, const void *in, void *slice, const int *counts, MPI_Datatype type,
+                                MPI_Op op)
+{
+    if (!shim_reduce_scatter_by_shoal(in, slice, SHIM_INTS(counts), type, op, nd->node,
+                                      "a reduce_scatter inside a node"))
+        PMPI_Reduce_scatter(in, slice, counts, type, op, nd->node);
+}
+
+/* Every rank's slice (counts[i] elements at offsets[i] for the node's rank
+ * i; this rank's from mine) into all of buf. */
+static void node_allgatherv(shim_nodes *nd, const void *mine, void *buf, const int *counts, const int *offsets,
+                            MPI_Datatype type)
+{
+    if (!shim_allgatherv_by_shoal(mine, counts[nd->local], type, buf, SHIM_INTS(counts), SHIM_INTS(offsets), type,
+                                  nd->node, "an allgatherv inside a node"))
+        PMPI_Allgatherv(mine, counts[nd->local], type, buf, counts, offsets, type, nd->node);
 }
 
 /* This node's blocks into node_blocks at the leader; mine: this rank's. */
@@ -838,6 +876,36 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
     return true;
 }
 
+/* Whether an allreduce of count elements, `bytes` a rank, runs on rails:
+ * as agreed for its size class, on nodes of equal rank counts, every rank
+ * with a slice of at least one element. Alike on every rank. */
+static bool on_rails(const shim_nodes *nd, MPI_Count count, size_t bytes)
+{
+    return nd->even && count >= nd->node_size && class_bit(nd->rails, bytes);
+}
+
+/* Allreduce on rails (plan_node_rails_ns): the node's rank i owns slice i;
+ * it reduces that slice inside the node, allreduces it with the ranks
+ * owning it on the other nodes, then the node gathers the slices. */
+static void allreduce_on_rails(shim_comm *sc, const char *in, char *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                               size_t extent)
+{
+    shim_nodes *nd = &sc->nodes;
+    if (nd->rail == MPI_COMM_NULL)
+        PMPI_Comm_split(sc->comm, nd->local, nd->my_node, &nd->rail);
+    int *counts = nd->local_counts, *offsets = nd->local_offsets;
+    for (int i = 0; i < nd->node_size; i++) {
+        offsets[i] = (int)((size_t)count * (size_t)i / (size_t)nd->node_size);
+        counts[i] = (int)((size_t)count * (size_t)(i + 1) / (size_t)nd->node_size) - offsets[i];
+    }
+    /* The slice apart from rbuf: in may be rbuf (MPI_IN_PLACE), read whole
+     * by the node's reduce_scatter. */
+    char *slice = shim_comm_scratch(sc, 0, (size_t)counts[nd->local] * extent);
+    node_reduce_scatter(nd, in, slice, counts, type, op);
+    PMPI_Allreduce(MPI_IN_PLACE, slice, counts[nd->local], type, op, nd->rail);
+    node_allgatherv(nd, slice, rbuf, counts, offsets, type);
+}
+
 bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op)
 {
     shim_nodes *nd = &sc->nodes;
@@ -848,8 +916,14 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         return true;
     if (runs_flat(sc, CORE_COLL_ALLREDUCE, (size_t)count * extent))
         return false;
-    say_plan_once(sc, CORE_COLL_ALLREDUCE);
     int n = (int)count;
+    if (on_rails(nd, count, (size_t)count * extent)) {
+        core_log_once("allreduce on a communicator of %d ranks over %d nodes: %s", sc->size, nd->count,
+                      plan_node_rails_text);
+        allreduce_on_rails(sc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, type, op, extent);
+        return true;
+    }
+    say_plan_once(sc, CORE_COLL_ALLREDUCE);
     segments sg = {segment_count(nd, CORE_COLL_ALLREDUCE, n, extent), n, extent};
     if (sg.per < sg.count) {
         allreduce_in_segments(nd, sbuf, rbuf, type, op, &sg);

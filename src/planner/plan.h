@@ -247,11 +247,24 @@ size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query 
  * Prices -1: not priced (no two-level form, or no flat model of it). */
 #define PLAN_NODE_FLAT_GUARD 1.25
 typedef struct plan_node_route {
-    double flat_ns, two_level_ns;
-    bool flat;       /* the host MPI runs it flat */
-    const char *why; /* the choice, in words */
+    double flat_ns, two_level_ns; /* two levels through the leaders */
+    double rails_ns;              /* allreduce on rails (plan_node_rails_ns); -1: not priced */
+    bool flat;                    /* the host MPI runs it flat */
+    bool rails;                   /* else an allreduce runs on rails, not through the leaders */
+    const char *why;              /* the choice, in words */
 } plan_node_route;
 plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node);
+
+/* An allreduce of `bytes` on rails, over `nodes` nodes of node->n ranks
+ * each: every rank of a node reduces one slice of the vector inside the
+ * node (a reduce_scatter), the ranks holding the same slice on every node
+ * allreduce it by the host MPI (node->n calls at once, each rank over its
+ * own share of its node's link), and each node gathers its slices (an
+ * allgather). It keeps every rank's core and link busy where the leaders'
+ * form has one rank a node cross the link with the whole vector. Its steps
+ * in words, and its price; -1 below one element a rank. */
+extern const char plan_node_rails_text[];
+double plan_node_rails_ns(size_t bytes, int nodes, const plan_query *node);
 
 /* A competitive bcast across nodes: the first rank of each node to arrive
  * asks the root for the message and passes it on inside its node, so a

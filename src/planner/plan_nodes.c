@@ -103,18 +103,26 @@ static double host_ns(const plan_model *m, double s, int ppn) { return plan_lane
  * recursive doubling and reduce-scatter then allgather; a ring for
  * allgatherv; a gatherv or scatterv of every node's blocks at the root's
  * leader; the leaders' all-to-all one message per pair of nodes. */
+/* An allreduce of s bytes a rank over `nodes` ranks, one a node, while
+ * `senders` ranks of each node cross its link at once: the cheaper of
+ * recursive doubling and reduce-scatter then allgather. */
+static double allreduce_between_ns(const plan_model *m, double s, int nodes, int senders)
+{
+    double depth = tree_depth(nodes), hop = m->link_latency_ns, move = s / link_rate(m, senders);
+    double fold = s / m->reduce_bw, share = (double)(nodes - 1) / nodes;
+    double doubling = depth * (hop + move + fold), halving = 2 * depth * hop + share * (2 * move + fold);
+    return doubling < halving ? doubling : halving;
+}
+
 static double between_ns(const plan_model *m, core_coll c, double s, int nodes, int ppn)
 {
     double depth = tree_depth(nodes), hop = m->link_latency_ns, move = s / m->link_bw, fold = s / m->reduce_bw;
-    double share = (double)(nodes - 1) / nodes, others = (double)(nodes - 1) * ppn * s;
+    double others = (double)(nodes - 1) * ppn * s;
     switch (c) {
     case CORE_COLL_BARRIER: return depth * hop;
     case CORE_COLL_BCAST: return depth * (hop + move);
     case CORE_COLL_REDUCE: return depth * (hop + move + fold);
-    case CORE_COLL_ALLREDUCE: {
-        double doubling = depth * (hop + move + fold), halving = 2 * depth * hop + share * (2 * move + fold);
-        return doubling < halving ? doubling : halving;
-    }
+    case CORE_COLL_ALLREDUCE: return allreduce_between_ns(m, s, nodes, 1);
     case CORE_COLL_GATHER:
     case CORE_COLL_SCATTER: return depth * hop + others / m->link_bw;
     case CORE_COLL_ALLGATHER: return (nodes - 1) * hop + others / m->link_bw;
@@ -233,9 +241,43 @@ static double flat_ns(const plan_model *m, core_coll c, double s, int nodes, int
     }
 }
 
+const char plan_node_rails_text[] = "on rails: node reduce_scatter (each rank a slice), every slice's allreduce by "
+                                    "the host MPI among the ranks holding it on every node, node allgather";
+
+double plan_node_rails_ns(size_t bytes, int nodes, const plan_query *node)
+{
+    int ppn = node->n;
+    if (ppn < 2 || nodes < 2 || bytes < (size_t)ppn)
+        return -1;
+    size_t slice = (bytes + (size_t)ppn - 1) / (size_t)ppn;
+    const plan_model *m = plan_model_get();
+    /* The slices' host calls run at once only where every rank has a core
+     * (the host's progress, and on a kernel's TCP its copies, need one);
+     * else one after the other, each at one sender's rate. */
+    bool crowded = node->cores > 0 && node->ppn > node->cores;
+    double between = crowded ? ppn * allreduce_between_ns(m, (double)slice, nodes, 1)
+                             : allreduce_between_ns(m, (double)slice, nodes, ppn);
+    return node_step_ns(CORE_COLL_REDUCE_SCATTER_BLOCK, slice, node) + between +
+           node_step_ns(CORE_COLL_ALLGATHER, slice, node);
+}
+
+/* Whether an allreduce whose two-level forms cost leaders_ns and rails_ns
+ * runs on rails: as SHOAL_NODE_ALLREDUCE says, else where its price is
+ * lower on a measured link (on a guess the leaders' form stays, as the
+ * segments and the flat run do). */
+static bool takes_rails(double leaders_ns, double rails_ns)
+{
+    core_node_allreduce forced = core_config_get()->node_allreduce;
+    if (rails_ns < 0 || forced == CORE_NODE_ALLREDUCE_LEADERS)
+        return false;
+    if (forced == CORE_NODE_ALLREDUCE_RAILS)
+        return true;
+    return plan_model_get()->link_bw_node > 0 && rails_ns < leaders_ns;
+}
+
 plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node)
 {
-    plan_node_route r = {.flat_ns = -1, .two_level_ns = -1, .why = "two levels (no flat price)"};
+    plan_node_route r = {.flat_ns = -1, .two_level_ns = -1, .rails_ns = -1, .why = "two levels (no flat price)"};
     const plan_node_steps *st = plan_node_steps_for(c, bytes);
     if (!st || nodes < 2 || node->n < 2)
         return r;
@@ -252,6 +294,11 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
                          between_ns(m, c, (double)bytes, nodes, node->n) +
                          node_step_ns(st->last, whole ? all : bytes, node);
     }
+    if (c == CORE_COLL_ALLREDUCE) {
+        r.rails_ns = plan_node_rails_ns(bytes, nodes, node);
+        r.rails = takes_rails(r.two_level_ns, r.rails_ns);
+    }
+    double two_levels = r.rails ? r.rails_ns : r.two_level_ns;
     /* Alltoall above the measured crossover stays the host's whatever the
      * prices say: on a measured link they may only move it down. */
     bool above_crossover = c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK;
@@ -265,7 +312,7 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
          * tune --link) decides nothing. */
         r.why = "two levels (the link is a guess: shoal tune --link measures it)";
     } else {
-        r.flat = r.flat_ns >= 0 && r.flat_ns * PLAN_NODE_FLAT_GUARD < r.two_level_ns;
+        r.flat = r.flat_ns >= 0 && r.flat_ns * PLAN_NODE_FLAT_GUARD < two_levels;
         r.why = r.flat ? "the host MPI runs it flat" : "two levels";
     }
     return r;

@@ -939,9 +939,9 @@ static void test_node_routes(void)
         for (size_t bytes = 1; bytes <= (4u << 20); bytes *= 4) {
             plan_node_route r = plan_node_price(priced[c], bytes, 4, &node);
             bool above = priced[c] == CORE_COLL_ALLTOALL && bytes > 32768;
-            CHECK(r.flat == (above || r.flat_ns * PLAN_NODE_FLAT_GUARD < r.two_level_ns),
-                  "%s of %zu: flat %d at %g / %g ns", core_coll_name(priced[c]), bytes, r.flat, r.flat_ns,
-                  r.two_level_ns);
+            double two_levels = r.rails ? r.rails_ns : r.two_level_ns;
+            CHECK(r.flat == (above || r.flat_ns * PLAN_NODE_FLAT_GUARD < two_levels),
+                  "%s of %zu: flat %d at %g / %g ns", core_coll_name(priced[c]), bytes, r.flat, r.flat_ns, two_levels);
             flats += r.flat;
             twos += !r.flat;
         }
@@ -961,6 +961,64 @@ static void test_node_routes(void)
         CHECK(!plan_node_price(priced[c], 1u << 20, 4, &node).flat, "%s flat under SHOAL_ACROSS_NODES=two",
               core_coll_name(priced[c]));
     unsetenv("SHOAL_ACROSS_NODES");
+    core_config_reload();
+    tuning_file_done(path);
+}
+
+/* Allreduce on rails across nodes: priced from one element a rank on; on
+ * a guessed link the leaders' form stays; on a measured one rails run
+ * exactly where priced below it, and they win a long vector where one rank
+ * drives a fraction of what its node's link takes, unless the ranks share
+ * cores; SHOAL_NODE_ALLREDUCE forces either. Other collectives have no
+ * rails. */
+static void test_node_rails(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query node = {.n = 4, .ppn = 4, .cores = 16, .window = 128 * 1024, .usable = {true, true, true}};
+    for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
+        plan_node_route r = plan_node_price(CORE_COLL_ALLREDUCE, bytes, 4, &node);
+        CHECK(r.rails_ns > 0 && !r.rails, "allreduce of %zu on a guessed link: rails %d at %g ns", bytes, r.rails,
+              r.rails_ns);
+    }
+    CHECK(plan_node_rails_ns(3, 4, &node) < 0, "rails priced below one element a rank");
+    CHECK(plan_node_price(CORE_COLL_BCAST, 1u << 20, 4, &node).rails_ns < 0 &&
+              !plan_node_price(CORE_COLL_REDUCE, 1u << 20, 4, &node).rails,
+          "rails outside allreduce");
+
+    plan_model link;
+    plan_model_defaults(&link);
+    link.link_latency_ns = 2000;
+    link.link_bw = 3;       /* one sender drives a quarter ... */
+    link.link_bw_node = 12; /* ... of what the node's link takes */
+    CHECK(plan_model_save(&link, path) == 0, "save");
+    plan_model_reload();
+    int rails = 0;
+    for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
+        plan_node_route r = plan_node_price(CORE_COLL_ALLREDUCE, bytes, 4, &node);
+        CHECK(r.rails == (r.rails_ns < r.two_level_ns), "allreduce of %zu: rails %d at %g against %g ns", bytes,
+              r.rails, r.rails_ns, r.two_level_ns);
+        rails += r.rails;
+    }
+    CHECK(plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &node).rails, "16 MiB on a link one rank cannot fill");
+    CHECK(rails > 0, "no size on rails");
+    /* Ranks taking turns on cores run the slices' host calls one after
+     * the other: no gain left to the rails. */
+    plan_query crowded = node;
+    crowded.cores = 2;
+    CHECK(plan_node_rails_ns(16u << 20, 4, &crowded) > plan_node_rails_ns(16u << 20, 4, &node) &&
+              !plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &crowded).rails,
+          "rails on 4 ranks sharing 2 cores");
+
+    setenv("SHOAL_NODE_ALLREDUCE", "leaders", 1);
+    core_config_reload();
+    CHECK(!plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &node).rails, "SHOAL_NODE_ALLREDUCE=leaders");
+    setenv("SHOAL_NODE_ALLREDUCE", "rails", 1);
+    core_config_reload();
+    CHECK(plan_node_price(CORE_COLL_ALLREDUCE, 8, 4, &node).rails &&
+              !plan_node_price(CORE_COLL_ALLREDUCE, 2, 4, &node).rails,
+          "SHOAL_NODE_ALLREDUCE=rails from one element a rank");
+    unsetenv("SHOAL_NODE_ALLREDUCE");
     core_config_reload();
     tuning_file_done(path);
 }
@@ -1165,6 +1223,7 @@ int main(void)
     test_staged_overlap();
     test_node_segments();
     test_node_routes();
+    test_node_rails();
     test_host_times();
     test_host_repeat_times();
     return unit_done("test_planner");

@@ -237,8 +237,24 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
         printf("runs in two levels (no model of the host MPI's flat run of it)\n");
         return 0;
     }
-    printf("two levels modelled %.2f us; the host MPI flat on all %d ranks %.2f us (x%.2f guard band): %s\n",
-           r.two_level_ns / 1e3, nodes * ppn, r.flat_ns / 1e3, PLAN_NODE_FLAT_GUARD, r.why);
+    if (r.rails_ns >= 0) {
+        size_t slice = (bytes + (size_t)ppn - 1) / (size_t)ppn;
+        printf("or %s:\n", plan_node_rails_text);
+        node_step_line("first", CORE_COLL_REDUCE_SCATTER_BLOCK, slice, &node);
+        printf("  %-8s allreduce of %zu bytes by the host MPI on each of %d rails of %d ranks, all at once\n",
+               "between", slice, ppn, nodes);
+        node_step_line("last", CORE_COLL_ALLGATHER, slice, &node);
+        core_node_allreduce forced = core_config_get()->node_allreduce;
+        printf("the leaders' form modelled %.2f us, rails %.2f us: %s\n", r.two_level_ns / 1e3, r.rails_ns / 1e3,
+               forced == CORE_NODE_ALLREDUCE_RAILS     ? "rails (SHOAL_NODE_ALLREDUCE=rails)"
+               : forced == CORE_NODE_ALLREDUCE_LEADERS ? "the leaders' (SHOAL_NODE_ALLREDUCE=leaders)"
+               : m->link_bw_node <= 0                  ? "the leaders' (the link is a guess)"
+               : r.rails                               ? "rails"
+                                                       : "the leaders'");
+    }
+    printf("two levels modelled %.2f us; the host MPI flat on all %d ranks %.2f us (x%.2f guard band): %s%s\n",
+           (r.rails ? r.rails_ns : r.two_level_ns) / 1e3, nodes * ppn, r.flat_ns / 1e3, PLAN_NODE_FLAT_GUARD, r.why,
+           r.rails && !r.flat ? ", on rails" : "");
     return 0;
 }
 
