@@ -259,7 +259,8 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
  * each: every rank of a node reduces one slice of the vector inside the
  * node (a reduce_scatter), the ranks holding the same slice on every node
  * allreduce it by the host MPI (node->n calls at once, each rank over its
- * own share of its node's link), and each node gathers its slices (an
+ * own share of its node's link; one after another where the node's ranks
+ * outnumber its cores), and each node gathers its slices (an
  * allgather). It keeps every rank's core and link busy where the leaders'
  * form has one rank a node cross the link with the whole vector. Its steps
  * in words, and its price; -1 below one element a rank. */

@@ -97,12 +97,6 @@ static double link_ns(const plan_model *m, double s, int senders)
 /* One message of s bytes inside a node by the host MPI, ppn ranks moving. */
 static double host_ns(const plan_model *m, double s, int ppn) { return plan_lane_time(&m->lane[LANE_HOST], s, ppn); }
 
-/* The leaders' step on the host MPI for s bytes per rank over `nodes`
- * leaders of `ppn` ranks each (one sender per node), as MPIs usually run
- * it: a binomial tree for bcast and reduce; for allreduce the cheaper of
- * recursive doubling and reduce-scatter then allgather; a ring for
- * allgatherv; a gatherv or scatterv of every node's blocks at the root's
- * leader; the leaders' all-to-all one message per pair of nodes. */
 /* An allreduce of s bytes a rank over `nodes` ranks, one a node, while
  * `senders` ranks of each node cross its link at once: the cheaper of
  * recursive doubling and reduce-scatter then allgather. */
@@ -114,6 +108,12 @@ static double allreduce_between_ns(const plan_model *m, double s, int nodes, int
     return doubling < halving ? doubling : halving;
 }
 
+/* The leaders' step on the host MPI for s bytes per rank over `nodes`
+ * leaders of `ppn` ranks each (one sender per node), as MPIs usually run
+ * it: a binomial tree for bcast and reduce; for allreduce the cheaper of
+ * recursive doubling and reduce-scatter then allgather; a ring for
+ * allgatherv; a gatherv or scatterv of every node's blocks at the root's
+ * leader; the leaders' all-to-all one message per pair of nodes. */
 static double between_ns(const plan_model *m, core_coll c, double s, int nodes, int ppn)
 {
     double depth = tree_depth(nodes), hop = m->link_latency_ns, move = s / m->link_bw, fold = s / m->reduce_bw;

@@ -241,8 +241,8 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
         size_t slice = (bytes + (size_t)ppn - 1) / (size_t)ppn;
         printf("or %s:\n", plan_node_rails_text);
         node_step_line("first", CORE_COLL_REDUCE_SCATTER_BLOCK, slice, &node);
-        printf("  %-8s allreduce of %zu bytes by the host MPI on each of %d rails of %d ranks, all at once\n",
-               "between", slice, ppn, nodes);
+        printf("  %-8s allreduce of %zu bytes by the host MPI on each of %d rails of %d ranks, %s\n", "between", slice,
+               ppn, nodes, ppn > cores ? "one after another (ranks share cores)" : "all at once");
         node_step_line("last", CORE_COLL_ALLGATHER, slice, &node);
         core_node_allreduce forced = core_config_get()->node_allreduce;
         printf("the leaders' form modelled %.2f us, rails %.2f us: %s\n", r.two_level_ns / 1e3, r.rails_ns / 1e3,
