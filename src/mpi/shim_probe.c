@@ -470,13 +470,36 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
 }
 
 /* A probe whose figures are implausible (plan_lane_implausible: a lane
- * below a fifth of memcpy) is repeated, the best of PROBE_TRIES kept, and a
- * lane still implausible is refused: it keeps its built-in figures. */
+ * below a fifth of memcpy; plan_core_rates_implausible: a core's copy or
+ * sum far from any machine's) is repeated, the best of PROBE_TRIES kept,
+ * and a lane or the core rates still implausible are refused: they keep
+ * their built-in figures. */
 #define PROBE_TRIES 3
 
-/* The lowest of the measured lanes' rates as a share of the copy rate. */
+/* The core rates of f in a model, the rest built-in. */
+static plan_model core_rates_of(const probe_figures *f)
+{
+    plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = f->copy_bw;
+    m.copy_mem_bw = f->copy_mem_bw;
+    m.reduce_bw = f->reduce_bw;
+    return m;
+}
+
+static bool core_rates_implausible(const probe_figures *f)
+{
+    plan_model measured = core_rates_of(f), builtin;
+    plan_model_defaults(&builtin);
+    return plan_core_rates_implausible(&measured, &builtin);
+}
+
+/* The lowest of the measured lanes' rates as a share of the copy rate; 0
+ * where the core rates themselves are implausible. */
 static double plausibility(const probe_figures *f)
 {
+    if (core_rates_implausible(f))
+        return 0;
     double worst = INFINITY;
     for (int l = 0; l < LANE_COUNT; l++)
         if (f->measured & (1u << l))
@@ -533,6 +556,16 @@ void shim_probe_startup(MPI_Comm node)
     }
     static plan_model m; /* as in measure_pair */
     plan_model_defaults(&m);
+    if (core_rates_implausible(&fig)) {
+        /* Every rank has the same figures, so every rank refuses alike. */
+        core_log_once("the probe measured a core's copy at %.2f GB/s (%.2f beyond the cache) and its float sum at "
+                      "%.2f in %d tries, far from any machine's: the planner keeps its built-in figures for them, "
+                      "%.1f, %.1f and %.1f GB/s (shoal tune measures at length)",
+                      fig.copy_bw, fig.copy_mem_bw, fig.reduce_bw, fig.attempts, m.copy_bw, m.copy_mem_bw, m.reduce_bw);
+        fig.copy_bw = m.copy_bw;
+        fig.copy_mem_bw = m.copy_mem_bw;
+        fig.reduce_bw = m.reduce_bw;
+    }
     for (int l = 0; l < LANE_COUNT; l++) {
         m.lane[l] = fig.lane[l];
         m.fit_error[l] = fig.fit_error[l];

@@ -64,6 +64,18 @@ bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, 
     return rate < PLAN_PLAUSIBLE_SHARE_OF_COPY * copy_mem_bw && plan_lane_rate(builtin, 2) > rate;
 }
 
+static bool rate_implausible(double measured, double builtin)
+{
+    return !(measured >= builtin / PLAN_PLAUSIBLE_CORE_SPREAD && measured <= builtin * 10 * PLAN_PLAUSIBLE_CORE_SPREAD);
+}
+
+bool plan_core_rates_implausible(const plan_model *measured, const plan_model *builtin)
+{
+    return rate_implausible(measured->copy_bw, builtin->copy_bw) ||
+           rate_implausible(measured->copy_mem_bw, builtin->copy_mem_bw) ||
+           rate_implausible(measured->reduce_bw, builtin->reduce_bw);
+}
+
 double plan_copy_ns(const plan_model *m, double bytes, double footprint)
 {
     double cached = footprint > m->cache_bytes ? m->cache_bytes / footprint : 1;

@@ -138,6 +138,13 @@ double plan_lane_rate(const lane_cost *c, int ppn);
  * descheduled core, a neighbour's burst), not the machine. */
 #define PLAN_PLAUSIBLE_SHARE_OF_COPY 0.2
 bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, double copy_mem_bw);
+/* Whether one core's measured rates (copy_bw, copy_mem_bw, reduce_bw) are
+ * implausible: one farther than a factor PLAN_PLAUSIBLE_CORE_SPREAD below
+ * the built-in figure, or ten times that above it. A core copies and sums
+ * at GB/s on any machine shoal runs on; 0.05 GB/s is a probe that met a
+ * descheduled rank every time (once in CI, under TSan in a slow spell). */
+#define PLAN_PLAUSIBLE_CORE_SPREAD 20.0
+bool plan_core_rates_implausible(const plan_model *measured, const plan_model *builtin);
 /* How much longer work takes when `movers` processes share `cores` cores
  * (cores 0: unknown, taken as enough): 1, or movers / cores. */
 double plan_cpu_share(int movers, int cores);

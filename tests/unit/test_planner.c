@@ -821,6 +821,23 @@ static void test_plausibility(void)
     CHECK(!plan_lane_implausible(&slow, &slower_builtin, 48.0), "kept where the built-in figures are slower still");
     for (int l = 0; l < LANE_COUNT; l++)
         CHECK(plan_lane_rate(&lane_describe((lane_id)l)->default_cost, 2) > 0, "lane %d has a built-in rate", l);
+    /* One core's rates: any machine's copy and sum pass, from a twentieth
+     * of the built-in figures to 200 times them; a probe that met a
+     * descheduled rank (0.05 GB/s) or a broken clock (5 TB/s) does not. */
+    plan_model builtin_core, probed;
+    plan_model_defaults(&builtin_core);
+    probed = builtin_core;
+    CHECK(!plan_core_rates_implausible(&probed, &builtin_core), "the built-in rates are plausible");
+    probed.copy_bw = 48, probed.copy_mem_bw = 9, probed.reduce_bw = 1;
+    CHECK(!plan_core_rates_implausible(&probed, &builtin_core), "48, 9 and 1 GB/s are plausible");
+    probed.copy_mem_bw = 0.05;
+    CHECK(plan_core_rates_implausible(&probed, &builtin_core), "a copy beyond the cache at 0.05 GB/s");
+    probed.copy_mem_bw = 9, probed.copy_bw = 5000;
+    CHECK(plan_core_rates_implausible(&probed, &builtin_core), "a copy at 5 TB/s");
+    probed.copy_bw = 48, probed.reduce_bw = 0.1;
+    CHECK(plan_core_rates_implausible(&probed, &builtin_core), "a float sum at 0.1 GB/s");
+    probed.reduce_bw = NAN;
+    CHECK(plan_core_rates_implausible(&probed, &builtin_core), "a rate that is not a number");
 }
 
 /* Long messages across nodes: each segment size priced as a pipeline of
