@@ -16,7 +16,11 @@
 #                      to the host, fresh calls stay shoal's
 #   host-fresh-faster:C,...
 #                      the other way round (1 ns fresh, 9e11 ns unchanged,
-#                      beyond any call's worse ratio): a first call of a
+#                      and shoal's own unchanged time 1 ns, so that the
+#                      host's worse ratio, 9e11, is beyond shoal's, its
+#                      priced fresh time in ns: against shoal's measured
+#                      repeat time, 8 MiB went to the host once when a
+#                      loaded tune priced it past 1.3 ms): a first call of a
 #                      size goes to the host, its repeats stay shoal's
 set -euo pipefail
 shoal=$1 launcher=$2
@@ -47,13 +51,15 @@ host-faster:*)
     done
     ;;
 host-repeat-faster:* | host-fresh-faster:*)
-    fresh=0.0 repeat=1.0
-    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=900000000000.0
+    fresh=0.0 repeat=1.0 own=
+    [[ $edit = host-fresh-faster:* ]] && fresh=1.0 repeat=900000000000.0 own=1.0
     for c in $(tr , ' ' <<<"${edit#*:}"); do
         # Each object of the file's host times by its own key (the same
         # "C/bN/nM" keys appear in each).
         sed -i -E -e "/\"host_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $fresh#" \
                   -e "/\"host_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $repeat#" "$file"
+        [ -z "$own" ] ||
+            sed -i -E "/\"shoal_repeat_ns\": \{/,/\}/ s#(\"$c/b[0-9]+/n[0-9]+\"): [0-9.e+-]+#\\1: $own#" "$file"
         grep -Eq "\"$c/b[0-9]+/n[0-9]+\": $fresh(,|\$)" "$file" &&
             grep -Eq "\"$c/b[0-9]+/n[0-9]+\": $repeat(,|\$)" "$file" ||
             { echo "with_tuning: no host times of $c on both kinds of input in $file" >&2; exit 1; }
