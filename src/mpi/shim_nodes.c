@@ -147,21 +147,27 @@ static void agree_prices(shim_comm *sc)
     PMPI_Bcast(&nd->rails, 1, MPI_UINT64_T, 0, sc->comm);
 }
 
-/* Whether bit k of a per-class set (flat, rails) holds a call of `bytes`
- * per rank: bit k is 2^k to 2^(k+1)-1 bytes, 0 also none, 40 and above. */
-static bool class_bit(uint64_t bits, size_t bytes)
+/* The size class of a call of `bytes` per rank in the per-class sets
+ * (flat, rails): class k is 2^k to 2^(k+1)-1 bytes, 0 also none, 40 and
+ * above. */
+static int size_class(size_t bytes)
 {
     int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
-    return bits >> (k < 40 ? k : 40) & 1;
+    return k < 40 ? k : 40;
+}
+
+static bool class_bit(uint64_t bits, size_t bytes)
+{
+    return bits >> size_class(bytes) & 1;
 }
 
 /* Whether the host MPI runs collective c of `bytes` per rank flat, as
  * agreed; says so once under SHOAL_VERBOSE. */
 static bool runs_flat(const shim_comm *sc, core_coll c, size_t bytes)
 {
-    int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
     if (!class_bit(sc->nodes.flat[c], bytes))
         return false;
+    int k = size_class(bytes);
     size_t klass = k ? (size_t)1 << k : 0;
     core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
                   "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
@@ -762,11 +768,15 @@ static void bcast_to_first(shim_comm *sc, char *data, int bytes, int root)
         PMPI_Wait(&sends[i], MPI_STATUS_IGNORE);
 }
 
-static void say_plan_once(const shim_comm *sc, core_coll c)
+/* Says once under SHOAL_VERBOSE how collective c crosses the nodes: its
+ * steps' text, or `text` where the call runs another form (rails). */
+static void say_plan_once(const shim_comm *sc, core_coll c, const char *text)
 {
     const plan_node_steps *steps = plan_node_steps_for(c, 0);
+    if (!text)
+        text = steps ? steps->text : "the host MPI's";
     core_log_once("%s on a communicator of %d ranks over %d nodes: %s", core_coll_name(c), sc->size, sc->nodes.count,
-                  steps ? steps->text : "the host MPI's");
+                  text);
 }
 
 bool shim_nodes_barrier(shim_comm *sc)
@@ -774,7 +784,7 @@ bool shim_nodes_barrier(shim_comm *sc)
     shim_nodes *nd = &sc->nodes;
     if (runs_flat(sc, CORE_COLL_BARRIER, 0))
         return false;
-    say_plan_once(sc, CORE_COLL_BARRIER);
+    say_plan_once(sc, CORE_COLL_BARRIER, NULL);
     node_barrier(nd);
     if (leads(nd))
         PMPI_Barrier(nd->leaders);
@@ -799,7 +809,7 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
     segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
     bool cut = sg.per && sg.per < sg.count, first = !cut && bcast_first(nd, bytes);
     if (!first)
-        say_plan_once(sc, CORE_COLL_BCAST);
+        say_plan_once(sc, CORE_COLL_BCAST, NULL);
     if (cut || first) {
         char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
                                       : shim_recv_bytes(sc, 0, buf, count, &l);
@@ -850,7 +860,7 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
         return true;
     if (runs_flat(sc, CORE_COLL_REDUCE, (size_t)count * extent))
         return false;
-    say_plan_once(sc, CORE_COLL_REDUCE);
+    say_plan_once(sc, CORE_COLL_REDUCE, NULL);
     int n = (int)count, root_node = node_of(nd, root);
     const char *in = in_place ? rbuf : sbuf;
     segments sg = {segment_count(nd, CORE_COLL_REDUCE, n, extent), n, extent};
@@ -918,12 +928,11 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         return false;
     int n = (int)count;
     if (on_rails(nd, count, (size_t)count * extent)) {
-        core_log_once("allreduce on a communicator of %d ranks over %d nodes: %s", sc->size, nd->count,
-                      plan_node_rails_text);
+        say_plan_once(sc, CORE_COLL_ALLREDUCE, plan_node_rails_text);
         allreduce_on_rails(sc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, type, op, extent);
         return true;
     }
-    say_plan_once(sc, CORE_COLL_ALLREDUCE);
+    say_plan_once(sc, CORE_COLL_ALLREDUCE, NULL);
     segments sg = {segment_count(nd, CORE_COLL_ALLREDUCE, n, extent), n, extent};
     if (sg.per < sg.count) {
         allreduce_in_segments(nd, sbuf, rbuf, type, op, &sg);
@@ -949,7 +958,7 @@ void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *
 {
     shim_nodes *nd = &sc->nodes;
     int n = sc->size;
-    say_plan_once(sc, CORE_COLL_ALLGATHER);
+    say_plan_once(sc, CORE_COLL_ALLGATHER, NULL);
     char *major = nd->contiguous ? rdata : stage(nd, 0, (size_t)n * bytes);
     node_gather(nd, sdata ? sdata : rdata + (size_t)sc->rank * bytes, bytes,
                 major + (size_t)nd->first[nd->my_node] * bytes);
@@ -967,7 +976,7 @@ void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rda
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root;
-    say_plan_once(sc, CORE_COLL_GATHER);
+    say_plan_once(sc, CORE_COLL_GATHER, NULL);
     bool direct = nd->contiguous && is_root; /* the blocks land in the root's buffer as they are */
     char *major = direct ? rdata : stage(nd, 0, (size_t)n * bytes);
     const char *mine = sdata ? sdata : rdata + (size_t)root * bytes;
@@ -997,7 +1006,7 @@ void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rd
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root;
     size_t all = (size_t)n * bytes;
-    say_plan_once(sc, CORE_COLL_SCATTER);
+    say_plan_once(sc, CORE_COLL_SCATTER, NULL);
     /* Leaders and the root: blocks in node-major order, and a spare block
      * (the in-place root's copy from the node scatter, which it drops). */
     char *space = leads(nd) || is_root ? stage(nd, 0, all + bytes) : NULL;
@@ -1042,7 +1051,7 @@ bool shim_nodes_allgatherv(shim_comm *sc, const char *sdata, char *rbase, const 
         return false;
     if (!total)
         return true;
-    say_plan_once(sc, CORE_COLL_ALLGATHERV);
+    say_plan_once(sc, CORE_COLL_ALLGATHERV, NULL);
     /* Every block in node-major order: straight into rbase where they lie so. */
     char *major = packed ? rbase : stage(nd, 0, total);
     node_local_spans(nd, rbytes, true);
@@ -1064,7 +1073,7 @@ bool shim_nodes_reduce_scatter(shim_comm *sc, const void *sbuf, void *rbuf, cons
         return false;
     if (!total)
         return true;
-    say_plan_once(sc, CORE_COLL_REDUCE_SCATTER);
+    say_plan_once(sc, CORE_COLL_REDUCE_SCATTER, NULL);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     node_local_spans(nd, counts, true);
     char *node_slice = NULL;
@@ -1133,7 +1142,7 @@ bool shim_nodes_alltoall(shim_comm *sc, const char *sdata, size_t bytes, char *r
     if (!plan_node_steps_for(CORE_COLL_ALLTOALL, bytes) || __builtin_mul_overflow(row, (size_t)n, &all) ||
         all > INT_MAX || runs_flat(sc, CORE_COLL_ALLTOALL, bytes))
         return false;
-    say_plan_once(sc, CORE_COLL_ALLTOALL);
+    say_plan_once(sc, CORE_COLL_ALLTOALL, NULL);
     /* rows: local rank l's row (its blocks for every rank) at l * row. */
     char *rows = leads(nd) ? stage(nd, 0, (size_t)ns * row) : NULL;
     node_gather(nd, sdata ? sdata : rdata, row, rows);
@@ -1181,7 +1190,7 @@ bool shim_nodes_alltoallv(shim_comm *sc, const char *sbase, const size_t *sbytes
         PMPI_Allreduce(&sent, &most, 1, MPI_UINT64_T, MPI_MAX, sc->comm);
     if (!plan_node_steps_for(CORE_COLL_ALLTOALLV, (size_t)most))
         return false;
-    say_plan_once(sc, CORE_COLL_ALLTOALLV);
+    say_plan_once(sc, CORE_COLL_ALLTOALLV, NULL);
 
     /* Sizes: every local rank's row totals, sent and received, on every
      * local rank; every local rank's blocks' sizes (2n: sent to each rank,
@@ -1265,7 +1274,7 @@ bool shim_nodes_gatherv(shim_comm *sc, const char *sdata, size_t sbytes, char *r
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
-    say_plan_once(sc, CORE_COLL_GATHERV);
+    say_plan_once(sc, CORE_COLL_GATHERV, NULL);
     /* sizes: every local rank's; spans: the root's view of every node. */
     size_t *sizes;
     uint64_t *spans;
@@ -1319,7 +1328,7 @@ bool shim_nodes_scatterv(shim_comm *sc, const char *sbase, const size_t *sbytes,
     shim_nodes *nd = &sc->nodes;
     int n = sc->size, root_node = node_of(nd, root);
     bool is_root = sc->rank == root, on_root_node = nd->my_node == root_node;
-    say_plan_once(sc, CORE_COLL_SCATTERV);
+    say_plan_once(sc, CORE_COLL_SCATTERV, NULL);
     size_t *sizes;
     uint64_t *spans;
     sized_scratch(nd, &sizes, &spans);

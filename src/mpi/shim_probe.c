@@ -476,21 +476,15 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
  * their built-in figures. */
 #define PROBE_TRIES 3
 
-/* The core rates of f in a model, the rest built-in. */
-static plan_model core_rates_of(const probe_figures *f)
-{
-    plan_model m;
-    plan_model_defaults(&m);
-    m.copy_bw = f->copy_bw;
-    m.copy_mem_bw = f->copy_mem_bw;
-    m.reduce_bw = f->reduce_bw;
-    return m;
-}
-
+/* Whether f's core rates are implausible against the built-in model's. */
 static bool core_rates_implausible(const probe_figures *f)
 {
-    plan_model measured = core_rates_of(f), builtin;
+    plan_model builtin, measured;
     plan_model_defaults(&builtin);
+    measured = builtin;
+    measured.copy_bw = f->copy_bw;
+    measured.copy_mem_bw = f->copy_mem_bw;
+    measured.reduce_bw = f->reduce_bw;
     return plan_core_rates_implausible(&measured, &builtin);
 }
 
