@@ -65,6 +65,7 @@ typedef struct move_type {
 static move_type move_types[16];
 static int n_move_types;
 static MPI_Datatype contig3int; /* for mixed-signature cases: 3 ints */
+static MPI_Datatype gapped_struct; /* char, 7 bytes of gap, double */
 
 static void add_red(const char *name, MPI_Datatype t, category c, int width, pair_kind pk, bool no_logical)
 {
@@ -128,7 +129,7 @@ static void setup_types(void)
 
     MPI_Type_contiguous(3, MPI_INT, &contig3int);
     MPI_Type_commit(&contig3int);
-    MPI_Datatype vec, resized, shifted, gapped_struct;
+    MPI_Datatype vec, resized, shifted;
     MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec); /* two doubles with a hole between */
     MPI_Type_commit(&vec);
     MPI_Type_create_resized(MPI_INT, 0, 8, &resized); /* an int every 8 bytes */
@@ -140,7 +141,7 @@ static void setup_types(void)
     int blens[2] = {1, 1};
     MPI_Aint disps[2] = {0, 8};
     MPI_Datatype members[2] = {MPI_CHAR, MPI_DOUBLE};
-    MPI_Type_create_struct(2, blens, disps, members, &gapped_struct); /* char, 7 bytes of gap, double */
+    MPI_Type_create_struct(2, blens, disps, members, &gapped_struct);
     MPI_Type_commit(&gapped_struct);
 
     const move_type mt[] = {
@@ -490,6 +491,28 @@ static bool twice;
  * generates none of those. Cases shoal passes through by design (MIN/MAX on
  * the multi-language types) avoid them always. */
 static bool skip_host_bugs;
+/* MPICH 5.0.2 (found by this test; no flag needed, it is read from the
+ * library's version): MPI_Scatter of the char-and-double struct at a root
+ * other than 0 fails "signature does not match" at 907 to 910 elements, and
+ * MPI_Gather of it at 4 ranks from a few hundred; every other movement type,
+ * and the v-variants, pass. Where shoal hands such a call to the host (the
+ * halves of world spanning pretend nodes) the case would reach it, so in that
+ * MPI those two collectives take the other datatypes. */
+static bool host_breaks_struct_trees;
+
+static void read_host_bugs(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    const char *at = strstr(version, "MPICH Version:");
+    if (at) {
+        at += strlen("MPICH Version:");
+        while (*at == ' ' || *at == '\t')
+            at++;
+        host_breaks_struct_trees = !strncmp(at, "5.0.", 4);
+    }
+}
 
 static void report(const tcase *tc, int rank, const char *what, size_t index, const char *detail)
 {
@@ -1369,6 +1392,14 @@ static void run_case(tcase *tc, int comm_index)
  * calls reach the host by design in some cases (MIN/MAX on MPI_AINT). */
 static bool has_empty_alias(int c) { return c != C_BARRIER && c != C_BCAST && !is_reduction(c); }
 
+/* Whether the host would fail a case of collective c moving type t. */
+static bool host_breaks(int c, MPI_Datatype t)
+{
+    if (skip_host_bugs && !dense_type(t))
+        return true;
+    return host_breaks_struct_trees && t == gapped_struct && (c == C_GATHER || c == C_SCATTER);
+}
+
 /* A random case for collective c (from the shared rng: alike on every rank). */
 static tcase random_case(rng *r, long id, int c, size_t bytes)
 {
@@ -1387,7 +1418,7 @@ static tcase random_case(rng *r, long id, int c, size_t bytes)
     } else {
         do
             tc.mt = &move_types[rng_int(r, 0, n_move_types - 1)];
-        while (skip_host_bugs && !dense_type(tc.mt->type));
+        while (host_breaks(c, tc.mt->type));
         tc.mixed = c != C_GATHERV && c != C_ALLGATHERV && c != C_SCATTERV && c != C_ALLTOALLV && rng_int(r, 0, 5) == 0;
     }
     tc.empty_alias = rng_int(r, 0, 7) == 0 && has_empty_alias(c);
@@ -1427,7 +1458,7 @@ static void phase_systematic(uint64_t seed)
     /* Every movement datatype with every movement collective, in place and not. */
     for (int m = 0; m < n_move_types; m++)
         for (int c = C_BCAST; c < C_COUNT; c++) {
-            if (is_reduction(c) || (skip_host_bugs && !dense_type(move_types[m].type)))
+            if (is_reduction(c) || host_breaks(c, move_types[m].type))
                 continue;
             for (int ip = 0; ip < 2; ip++) {
                 tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 1, 700));
@@ -1666,6 +1697,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     setup_types();
+    read_host_bugs();
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < world_size / 2, world_rank, &comms[2]);
