@@ -354,7 +354,9 @@ void thread_progress(thread_comm *tc)
             uint64_t id;
             memcpy(&id, buffer, sizeof id);
             free(buffer);
-            finish((thread_req *)(uintptr_t)id);
+            thread_req *acked = (thread_req *)(uintptr_t)id;
+            (void)atomic_load_explicit(&acked->done, memory_order_acquire); /* pairs with send_start's store */
+            finish(acked);
             continue;
         }
         wire_header h;
@@ -430,6 +432,13 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
             free(packet);
             return rc;
         }
+        /* Whichever thread progresses takes the acknowledgement and finishes
+         * req: it must see req as written here. The host's messages order
+         * that, but under MPI_THREAD_MULTIPLE (no lock of shoal's around the
+         * host) inside the MPI, where ThreadSanitizer cannot see it: this
+         * store and the acknowledgement's load say it. */
+        if (mode == THREAD_SEND_SYNC)
+            atomic_store_explicit(&req->done, REQ_PENDING, memory_order_release);
         MPI_Request request;
         thread_host_lock();
         rc = PMPI_Isend(packet, (int)(sizeof h + bytes), MPI_BYTE, dest_proc, WIRE_DATA, tc->wire, &request);
