@@ -172,7 +172,7 @@ if(SHOAL_MPI STREQUAL "openmpi" OR SHOAL_MPIEXEC_KIND STREQUAL "openmpi")
   set(SHOAL_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe)
 elseif(SHOAL_MPIEXEC_KIND STREQUAL "mpich" AND SHOAL_MPIEXEC_VERSION VERSION_GREATER_EQUAL 5)
   # More ranks than cores in tests: MPICH's ranks poll without yielding, so
-  # each wait on a rank that is not running costs a time slice (a test 20-50
+  # each wait on a rank that is not running costs a time slice (a test 10-45
   # times Open MPI's). MPICH 5's progress throttle (a usleep after a poll that
   # found nothing, as MPICH's own CI runs oversubscribed) gives the core back;
   # 4.0.2 has no such setting.

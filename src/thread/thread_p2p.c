@@ -433,10 +433,11 @@ static int send_start(thread_comm *tc, int self, const void *buf, int count, MPI
             return rc;
         }
         /* Whichever thread progresses takes the acknowledgement and finishes
-         * req: it must see req as written here. The host's messages order
-         * that, but under MPI_THREAD_MULTIPLE (no lock of shoal's around the
-         * host) inside the MPI, where ThreadSanitizer cannot see it: this
-         * store and the acknowledgement's load say it. */
+         * req, so it must see req as written here. The host's messages order
+         * that; under MPI_THREAD_MULTIPLE (shoal takes no lock around the
+         * host) only inside the MPI, where ThreadSanitizer cannot see it.
+         * This release store and the acknowledgement's acquire load make the
+         * order shoal's own. */
         if (mode == THREAD_SEND_SYNC)
             atomic_store_explicit(&req->done, REQ_PENDING, memory_order_release);
         MPI_Request request;

@@ -497,10 +497,10 @@ static bool skip_host_bugs;
  * MPI_Gather at 4 ranks of a datatype with members of two types (the
  * char-and-double struct, MPI_DOUBLE_INT) fails "signature does not match"
  * from a few hundred elements, and MPI_Scatter of the struct at a root other
- * than 0 at 907 to 910; the other movement types and the v-variants pass. Where shoal hands such calls to the host (the halves of world
- * spanning pretend nodes) cases would reach them, so under that MPI
- * reduce_scatter is not run in place and gather and scatter take the other
- * datatypes. */
+ * than 0 at 907 to 910; the other movement types and the v-variants pass.
+ * Where shoal hands such calls to the host (the halves of world spanning
+ * pretend nodes) cases would reach them, so under that MPI reduce_scatter is
+ * not run in place and gather and scatter take the other datatypes. */
 static bool host_is_mpich5;
 
 static void read_host_bugs(void)
