@@ -181,6 +181,12 @@ elseif(SHOAL_MPIEXEC_KIND STREQUAL "mpich" AND SHOAL_MPIEXEC_VERSION VERSION_GRE
 else()
   set(SHOAL_MPIEXEC_FLAGS)
 endif()
+# Where nothing above gives the core back, tests size their oversubscribed
+# runs for ranks that poll busily.
+set(SHOAL_MPIEXEC_POLLS_BUSILY OFF)
+if(SHOAL_MPIEXEC_KIND STREQUAL "mpich" AND NOT SHOAL_MPIEXEC_FLAGS)
+  set(SHOAL_MPIEXEC_POLLS_BUSILY ON)
+endif()
 
 if(SHOAL_MPI_REQUEST STREQUAL "auto")
   message(STATUS "shoal: building against ${SHOAL_MPI_VARIANT} ${SHOAL_MPI_VERSION} (flavour ${SHOAL_MPI}) "
