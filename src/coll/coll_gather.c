@@ -1,18 +1,81 @@
 /* Gather and gatherv, by the movement engine (coll_move.c). Algorithms:
  *   pull  the root copies its own block, then reads every other rank's:
  *         n-1 transfers on the root, one after the other.
- *   push  (lanes that can put; gather only) every rank writes its block
- *         into the root's buffer at once; the root reads the tail of each
- *         itself (plan_choice.root_share) while they write the heads. */
+ *   push  (lanes that can put) every rank writes its block into the root's
+ *         buffer at once; the root reads the tail of each itself
+ *         (plan_choice.root_share) while they write the heads. Gatherv's
+ *         large blocks only (plan_choice.large_algo). */
 #include <string.h>
 
 #include "coll_internal.h"
+
+/* Gatherv where the large lane is single-copy: a block that fits the
+ * header round's room goes on the small lane, a larger one on the large
+ * lane, in the same round (the root, which knows every size, asks the same
+ * of each). No rank waits for a verdict of the root's on the sizes: a rank
+ * with a small block is done once it has exposed it, as in gather (at 4
+ * ranks on 2 cores that wait cost a wake-up a call). */
+static void gatherv_split(coll_team *t, const coll_choice *ch, const void *sbuf, size_t sbytes, void *rbuf,
+                          const size_t *rbytes, const size_t *roffs, int root)
+{
+    int n = t->n, me = t->me;
+    coll_out *out = coll_outs(t);
+    coll_xfer *xf = coll_xfers(t);
+    bool push = ch->plan.large_algo == PLAN_MOVE_PUSH;
+    coll_moves eager = {.out = out, .xfer = xf, .max_out = 1, .only_peer = -1};
+    if (me == root && sbuf && rbytes[me]) {
+        eager.self_src = sbuf;
+        eager.self_dst = (char *)rbuf + roffs[me];
+        eager.self_len = rbytes[me];
+    }
+    if (me == root) {
+        for (int p = 0; p < n; p++)
+            if (p != root && rbytes[p] && coll_fits_eager(t, ch, rbytes[p]))
+                xf[eager.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
+    } else if (sbytes && coll_fits_eager(t, ch, sbytes)) {
+        out[eager.nout++] = (coll_out){0, sbuf, sbytes};
+        eager.only_peer = root;
+    }
+    /* The large blocks' lists follow the small ones' in the same arrays
+     * (a block is in one of them). */
+    coll_moves sized = {.out = out + eager.nout, .xfer = xf + eager.nxfer, .max_out = push ? n : 1, .only_peer = -1};
+    coll_out *sout = out + eager.nout;
+    coll_xfer *sxf = xf + eager.nxfer;
+    if (me == root) {
+        for (int p = 0; p < n; p++) {
+            if (p == root || !rbytes[p] || coll_fits_eager(t, ch, rbytes[p]))
+                continue;
+            char *dst = (char *)rbuf + roffs[p];
+            size_t head = push ? rbytes[p] - coll_root_part(rbytes[p], ch->plan.root_share) : 0;
+            if (push)
+                sout[sized.nout++] = (coll_out){p, dst, rbytes[p]};
+            if (head < rbytes[p])
+                sxf[sized.nxfer++] = (coll_xfer){p, 0, head, dst + head, rbytes[p] - head};
+        }
+    } else if (sbytes && !eager.nout) {
+        size_t head = push ? sbytes - coll_root_part(sbytes, ch->plan.root_share) : 0;
+        if (push) {
+            sized.push = true;
+            sxf[sized.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, head};
+        }
+        if (head < sbytes) {
+            sout[sized.nout++] = (coll_out){0, sbuf, sbytes};
+            sized.only_peer = root;
+        }
+    }
+    coll_move_paired(t, ch, &eager, &sized);
+}
 static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
                           const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
 {
     const coll_choice *ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     bool v = coll == CORE_COLL_GATHERV;
+    if (v && ch->large_lane->single_copy && !ch->large_lane->two_sided && !ch->lane->single_copy &&
+        !ch->lane->two_sided) {
+        gatherv_split(t, ch, sbuf, sbytes, rbuf, rbytes, roffs, root);
+        return;
+    }
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .xfer = xf, .max_out = 1, .only_peer = -1};

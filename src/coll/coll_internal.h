@@ -59,6 +59,16 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
  * small (see plan_choice.eager_limit): the root publishes its verdict in
  * its note, so that the others wait for it alone. */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
+/* Two sets of moves in one round, where every rank knows which of its
+ * blocks goes in which: `small` on ch->lane, every slot of it within one
+ * round's window, and `large` on ch->large_lane, single-copy without a
+ * window. A slot is exposed on one lane only, so their tables do not
+ * clash. No rank waits for another's sizes (gatherv). */
+void coll_move_paired(coll_team *t, const coll_choice *ch, const coll_moves *small, const coll_moves *large);
+/* Whether one block of len bytes goes with the size headers of the moves
+ * above (plan_choice.eager_limit and the lane's window): alike on the rank
+ * that exposes it and on the root that knows its size. */
+bool coll_fits_eager(const coll_team *t, const coll_choice *ch, size_t len);
 /* The same where each exposing rank exposes one block per slot and no rank
  * knows every size beforehand: on a windowed lane the rank's slot 0 carries
  * its sizes and, where they fit, its blocks packed, so that a reader reads

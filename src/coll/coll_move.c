@@ -176,6 +176,27 @@ void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m)
         coll_move(t, ch->lane, m);
 }
 
+void coll_move_paired(coll_team *t, const coll_choice *ch, const coll_moves *small, const coll_moves *large)
+{
+    const lane_ops *lane = ch->lane, *big = ch->large_lane;
+    bool exposes = small->nout > 0 || large->nout > 0;
+    bool reads = small->nxfer > 0 || large->nxfer > 0;
+    coll_round_begin(t, exposes);
+    for (int i = 0; i < small->nout; i++)
+        lane->expose(&t->lane, small->out[i].slot, small->out[i].buf, small->out[i].len);
+    for (int i = 0; i < large->nout; i++)
+        big->expose(&t->lane, large->out[i].slot, large->out[i].buf, large->out[i].len);
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    coll_post(t, reads ? exposed : done); /* one post where one says it all, as in coll_move */
+    copy_self(small);
+    run_xfers(t, lane, small, 0, SIZE_MAX, exposed);
+    run_xfers(t, big, large, 0, SIZE_MAX, exposed);
+    if (reads)
+        coll_post(t, done);
+    coll_round_end(t, done);
+    outwait_peers(t, big, large, done);
+}
+
 /* The word a header round publishes: (longest block << 1) | the blocks
  * went with it; else a sized move of the longest block follows. */
 typedef uint64_t size_header;
@@ -190,6 +211,12 @@ static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_mov
     for (int i = 0; i < m->nout; i++)
         need += core_align_up(m->out[i].len, CORE_CACHELINE);
     return need + CORE_CACHELINE <= eager_room(t, ch);
+}
+
+bool coll_fits_eager(const coll_team *t, const coll_choice *ch, size_t len)
+{
+    coll_out one = {0, NULL, len};
+    return fits_eager(t, ch, &(coll_moves){.out = &one, .nout = 1});
 }
 
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)

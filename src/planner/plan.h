@@ -112,10 +112,12 @@ typedef struct plan_choice {
     double model_ns;    /* the modelled time of the choice (on fresh inputs) */
     plan_inputs inputs; /* what the inputs were priced as */
     /* v-variants: a rank whose data is at most eager_limit bytes sends it
-     * with the size headers on `lane`; if any rank's data is larger, all
-     * move it on large_lane. */
+     * with the size headers on `lane`; larger data moves on large_lane, by
+     * large_algo (gatherv: push where the plain gather of large blocks
+     * would, with its root_share; else pull). */
     size_t eager_limit;
     lane_id large_lane;
+    plan_algo large_algo;
     /* The host MPI's own run of the call, as shoal tune measured it (-1:
      * not measured), and whether it is faster than the choice by
      * PLAN_HOST_GUARD: then the MPI layer leaves the call to the host. */

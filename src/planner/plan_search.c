@@ -535,6 +535,7 @@ plan_choice plan_choose(const plan_query *q)
                       .fanout = 4,
                       .chunk = 256 * 1024,
                       .large_lane = every_team,
+                      .large_algo = PLAN_MOVE_PULL,
                       .inputs = q->inputs,
                       .host_ns = -1,
                       .host_repeat_ns = -1,
@@ -551,6 +552,14 @@ plan_choice plan_choose(const plan_query *q)
         ch.algo = PLAN_MOVE_PULL;
         ch.lane = forced >= 0 && forced != FORCED_STRIPE ? (lane_id)forced : every_team;
         ch.large_lane = k ? cand[0].lane : ch.lane;
+        /* Gatherv's large blocks by push where gather's would go so (every
+         * rank writes its own at once, where pull has the root read them
+         * one after the other). */
+        if (k && q->coll == CORE_COLL_GATHERV && cand[0].algo == PLAN_MOVE_PUSH && forced < 0 &&
+            lane_can(cand[0].lane, LANE_CAP_PUT)) {
+            ch.large_algo = PLAN_MOVE_PUSH;
+            ch.root_share = cand[0].root_share;
+        }
         /* forced onto a staged lane: everything that fits its window goes eagerly */
         ch.eager_limit = forced >= 0 && forced != FORCED_STRIPE && lane_can((lane_id)forced, LANE_CAP_STAGED)
                              ? q->window

@@ -568,6 +568,37 @@ static void test_crowded_single_copy(void)
           plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe));
     q.coll = CORE_COLL_SCATTER;
     CHECK(plan_choose(&q).lane == LANE_CMA, "4 MiB scatter at np 16 not over cma");
+
+    /* Gatherv: small blocks go with the headers over cells, large ones as
+     * gather's large blocks would, by push over cma with its root share,
+     * whatever size this rank sends. Forcing a lane keeps pull. */
+    q.coll = CORE_COLL_GATHERV;
+    plan_query big = q;
+    big.coll = CORE_COLL_GATHER;
+    big.bytes = 1 << 20;
+    plan_choice plain = plan_choose(&big);
+    for (size_t bytes = 0; bytes <= (4 << 20); bytes += 2 << 20) {
+        q.bytes = bytes;
+        ch = plan_choose(&q);
+        CHECK(ch.algo == PLAN_MOVE_PULL && ch.lane == LANE_CELLS && ch.eager_limit > 0,
+              "gatherv of %zu B: %s over %s before the sizes are known", bytes, plan_algo_name(ch.algo),
+              plan_lane_name(ch.lane));
+        CHECK(ch.large_lane == plain.lane && ch.large_algo == plain.algo && ch.root_share == plain.root_share,
+              "gatherv's large blocks by %s over %s (root share %g); 1 MiB gather's by %s over %s (%g)",
+              plan_algo_name(ch.large_algo), plan_lane_name(ch.large_lane), ch.root_share,
+              plan_algo_name(plain.algo), plan_lane_name(plain.lane), plain.root_share);
+    }
+    CHECK(plain.algo == PLAN_MOVE_PUSH && plain.lane == LANE_CMA, "1 MiB gather at np 16: %s over %s",
+          plan_algo_name(plain.algo), plan_lane_name(plain.lane));
+    setenv("SHOAL_LANES", "cma", 1);
+    core_config_reload();
+    ch = plan_choose(&q);
+    CHECK(ch.lane == LANE_CMA && ch.large_algo == PLAN_MOVE_PULL, "gatherv forced onto cma: %s, large by %s",
+          plan_lane_name(ch.lane), plan_algo_name(ch.large_algo));
+    unsetenv("SHOAL_LANES");
+    core_config_reload();
+    q.coll = CORE_COLL_SCATTERV;
+    CHECK(plan_choose(&q).large_algo == PLAN_MOVE_PULL, "scatterv's large blocks not by pull");
     tuning_file_done(path);
 }
 

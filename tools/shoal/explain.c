@@ -87,7 +87,8 @@ static void grid_line(const plan_query *q, const char *lanes)
     if (ch.algo == PLAN_BCAST_TREE)
         printf(" k%d c%zu", ch.fanout, ch.chunk);
     if (ch.eager_limit)
-        printf(" eager %zu large %s", ch.eager_limit, plan_lane_name(ch.large_lane));
+        printf(" eager %zu large %s%s", ch.eager_limit, plan_lane_name(ch.large_lane),
+               ch.large_algo == PLAN_MOVE_PUSH ? " by push" : "");
     printf(" %.6g |", ch.model_ns);
     plan_candidate c[64];
     int k = plan_candidates(q, c, 64);
