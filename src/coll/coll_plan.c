@@ -134,11 +134,19 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
         while (klass < 63 && (1ull << (klass + 1)) <= bytes)
             klass++;
         bool repeat = ch->plan.inputs == PLAN_INPUTS_EITHER;
-        core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)", core_coll_name(coll),
-                      bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n, repeat ? ", repeated" : "",
-                      plan_algo_name(ch->plan.algo), plan_lanes_label(ch->plan.lane, ch->plan.stripe),
-                      ch->plan.root_share > 0 ? ", the root moving a share of each block" : "",
-                      ch->plan.model_ns / 1e3);
+        if (ch->plan.eager_limit) /* a v-variant: no size before the call; small and large blocks apart */
+            core_log_once("%s on %d local ranks%s: blocks up to %zu bytes by %s over %s, larger ones by %s over %s%s",
+                          core_coll_name(coll), t->n, repeat ? ", repeated" : "", ch->plan.eager_limit,
+                          plan_algo_name(ch->plan.algo), plan_lane_name(ch->plan.lane),
+                          plan_algo_name(ch->plan.large_algo), plan_lane_name(ch->plan.large_lane),
+                          ch->plan.root_share > 0 ? ", the root moving a share of each" : "");
+        else
+            core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)",
+                          core_coll_name(coll), bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n,
+                          repeat ? ", repeated" : "", plan_algo_name(ch->plan.algo),
+                          plan_lanes_label(ch->plan.lane, ch->plan.stripe),
+                          ch->plan.root_share > 0 ? ", the root moving a share of each block" : "",
+                          ch->plan.model_ns / 1e3);
     }
     return ch;
 }

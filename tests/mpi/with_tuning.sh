@@ -22,6 +22,9 @@
 #                      repeat time, 8 MiB went to the host once when a
 #                      loaded tune priced it past 1.3 ms): a first call of a
 #                      size goes to the host, its repeats stay shoal's
+#   single-copy-wins   the cells and host lanes' bandwidths read as 0.05 GB/s:
+#                      large blocks go single copy (the v-variants' large
+#                      lane is cma), small ones still with the size headers
 set -euo pipefail
 shoal=$1 launcher=$2
 shift 2
@@ -42,6 +45,12 @@ fast-link)
            -e 's/"link_bw": [0-9.e+-]*/"link_bw": 50.0/' \
            -e 's/"link_bw_node": [0-9.e+-]*/"link_bw_node": 100.0/' "$file"
     grep -q '"link_bw_node": 100.0' "$file" || { echo "with_tuning: no link figures in $file" >&2; exit 1; }
+    ;;
+single-copy-wins)
+    # Each lane's object is on a line of its own, as the tune writes it.
+    sed -i -E '/"(cells|host)": \{/ s#("bw_(dedicated|shared)"): [0-9.e+-]+#\1: 0.05#g' "$file"
+    [ "$(grep -cE '"(cells|host)": \{.*"bw_dedicated": 0.05, "bw_shared": 0.05' "$file")" = 2 ] ||
+        { echo "with_tuning: no cells and host lane figures in $file" >&2; exit 1; }
     ;;
 host-faster:*)
     for c in $(tr , ' ' <<<"${edit#host-faster:}"); do
