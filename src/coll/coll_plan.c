@@ -135,7 +135,8 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
             klass++;
         bool repeat = ch->plan.inputs == PLAN_INPUTS_EITHER;
         if (ch->plan.eager_limit) /* a v-variant: no size before the call; small and large blocks apart */
-            core_log_once("%s on %d local ranks%s: blocks up to %zu bytes by %s over %s, larger ones by %s over %s%s",
+            core_log_once("%s on %d local ranks%s: up to %zu bytes a rank with the sizes by %s over %s, larger blocks "
+                          "by %s over %s%s",
                           core_coll_name(coll), t->n, repeat ? ", repeated" : "", ch->plan.eager_limit,
                           plan_algo_name(ch->plan.algo), plan_lane_name(ch->plan.lane),
                           plan_algo_name(ch->plan.large_algo), plan_lane_name(ch->plan.large_lane),

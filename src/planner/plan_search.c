@@ -16,7 +16,8 @@
 
 #include "plan_cost.h"
 
-/* v-variants: below this many bytes a rank's data travels with the sizes. */
+/* v-variants: below this many bytes a rank's data travels with the sizes,
+ * at least (v_eager_limit). */
 #define EAGER_BYTES (16 * 1024)
 /* The size at which a v-variant's lane for large data is priced. */
 #define V_LARGE_BYTES (1 << 20)
@@ -526,6 +527,30 @@ static bool host_takes_repeat(const plan_choice *ch, plan_inputs inputs)
     return fmin(fresh, repeat) * PLAN_HOST_GUARD < 1 && host_worst * PLAN_HOST_GUARD < shoal_worst;
 }
 
+/* The bytes a rank of a v-variant may expose with the size headers: its
+ * blocks (one in gatherv, n - 1 in scatterv and alltoallv) as large as the
+ * plain collective's plan still keeps them on the small lane, within the
+ * window; EAGER_BYTES at least. (At 4 ranks on 2 cores, alltoall's blocks
+ * of 8-64 KiB moved over the cells in half the time of single copy, where
+ * a fixed 16 KiB sent alltoallv's over single copy from 5 KiB.) Alike on
+ * every rank: the same model and query. */
+static size_t v_eager_limit(const plan_query *q, lane_id small)
+{
+    int blocks = q->coll == CORE_COLL_GATHERV ? 1 : q->n - 1;
+    size_t fixed = CORE_CACHELINE + sizeof(uint64_t) + sizeof(uint32_t) * (size_t)q->n; /* a note line, the table */
+    size_t limit = EAGER_BYTES;
+    plan_query plain = *q;
+    plain.coll = non_v(q->coll);
+    plan_candidate cand[64];
+    for (size_t b = 1024; blocks > 0 && b * (size_t)blocks + fixed <= q->window; b *= 2) {
+        plain.bytes = b;
+        if (plan_candidates(&plain, cand, 64) == 0 || cand[0].lane != small)
+            break;
+        limit = b * (size_t)blocks + fixed > limit ? b * (size_t)blocks + fixed : limit;
+    }
+    return limit;
+}
+
 plan_choice plan_choose(const plan_query *q)
 {
     plan_candidate cand[64];
@@ -563,7 +588,7 @@ plan_choice plan_choose(const plan_query *q)
         /* forced onto a staged lane: everything that fits its window goes eagerly */
         ch.eager_limit = forced >= 0 && forced != FORCED_STRIPE && lane_can((lane_id)forced, LANE_CAP_STAGED)
                              ? q->window
-                             : EAGER_BYTES;
+                             : v_eager_limit(q, ch.lane);
         return ch;
     }
     int k = plan_candidates(q, cand, 64);
