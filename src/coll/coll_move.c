@@ -89,6 +89,20 @@ static void outwait_peers(coll_team *t, const lane_ops *lane, const coll_moves *
         coll_wait_all(t, done);
 }
 
+/* A round's two epochs, and its first post: one post where one says it
+ * all. A rank that reads nothing is done as soon as it has exposed, one that
+ * exposes nothing has nothing to announce before it is done; a second store
+ * to the flag line would take it back from the peer that polls it. */
+static void post_exposed(coll_team *t, bool exposes, bool reads, uint64_t *exposed, uint64_t *done)
+{
+    *exposed = coll_next_epoch(t);
+    *done = coll_next_epoch(t);
+    if (!reads)
+        coll_post(t, *done);
+    else if (exposes)
+        coll_post(t, *exposed);
+}
+
 void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
 {
     size_t window = lane->window(&t->lane);
@@ -100,10 +114,6 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         if (m->max_len > chunk)
             rounds = (m->max_len + chunk - 1) / chunk;
     }
-    /* One post where one says it all: a rank that reads nothing is done as
-     * soon as it has exposed, one that exposes nothing has nothing to
-     * announce before it is done. A second store to the flag line would
-     * take it back from the peer that polls it. */
     bool reads = m->nxfer > 0 || lane->two_sided;
     bool exposes = m->nout > 0 || lane->two_sided;
     uint64_t done = 0;
@@ -118,12 +128,8 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
         }
         if (lane->two_sided)
             request_xfers(t, lane, m, 1);
-        uint64_t exposed = coll_next_epoch(t);
-        done = coll_next_epoch(t);
-        if (!reads)
-            coll_post(t, done);
-        else if (exposes)
-            coll_post(t, exposed);
+        uint64_t exposed;
+        post_exposed(t, exposes, reads, &exposed, &done);
         if (r == 0)
             copy_self(m);
         if (lane->two_sided) {
@@ -186,8 +192,8 @@ void coll_move_paired(coll_team *t, const coll_choice *ch, const coll_moves *sma
         lane->expose(&t->lane, small->out[i].slot, small->out[i].buf, small->out[i].len);
     for (int i = 0; i < large->nout; i++)
         big->expose(&t->lane, large->out[i].slot, large->out[i].buf, large->out[i].len);
-    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
-    coll_post(t, reads ? exposed : done); /* one post where one says it all, as in coll_move */
+    uint64_t exposed, done;
+    post_exposed(t, exposes, reads, &exposed, &done);
     copy_self(small);
     run_xfers(t, lane, small, 0, SIZE_MAX, exposed);
     run_xfers(t, big, large, 0, SIZE_MAX, exposed);
@@ -343,12 +349,8 @@ static void move_packed_split(coll_team *t, const coll_choice *ch, const coll_mo
                 exposes_big = true;
             }
     }
-    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
-    /* One post where one says it all, as in coll_move. */
-    if (!reads)
-        coll_post(t, done);
-    else if (exposes)
-        coll_post(t, exposed);
+    uint64_t exposed, done;
+    post_exposed(t, exposes, reads, &exposed, &done);
     copy_self(m);
     for (int i = 0; reads && i < m->nxfer; i++) {
         const coll_xfer *x = &m->xfer[i];
@@ -394,12 +396,8 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
         size_header h = expose_packed(t, ch, m, SIZE_MAX);
         packed = header_with_blocks(h), longest = header_longest(h);
     }
-    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
-    /* One post where one says it all, as in coll_move. */
-    if (!reads)
-        coll_post(t, done);
-    else if (exposes)
-        coll_post(t, exposed);
+    uint64_t exposed, done;
+    post_exposed(t, exposes, reads, &exposed, &done);
     copy_self(m);
     if (reads) {
         for (int i = 1; i < n; i++) {
