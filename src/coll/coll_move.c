@@ -314,6 +314,9 @@ static size_header expose_packed(coll_team *t, const coll_choice *ch, const coll
     return h;
 }
 
+/* A word of peer's slot 0 (a header, an offset), through the lane's view:
+ * a load from the line just polled rather than a fetch and a call to copy
+ * a few bytes. */
 static inline void read_field(coll_team *t, const lane_ops *lane, int peer, size_t off, void *dst, size_t len)
 {
     const void *at = lane->view(&t->lane, peer, 0, off, len, dst);
