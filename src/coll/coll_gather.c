@@ -71,8 +71,7 @@ static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t
     const coll_choice *ch = coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     bool v = coll == CORE_COLL_GATHERV;
-    if (v && ch->large_lane->single_copy && !ch->large_lane->two_sided && !ch->lane->single_copy &&
-        !ch->lane->two_sided) {
+    if (v && coll_splits_by_size(ch)) {
         gatherv_split(t, ch, sbuf, sbytes, rbuf, rbytes, roffs, root);
         return;
     }

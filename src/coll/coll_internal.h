@@ -54,10 +54,11 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m);
  * rest on the single-copy lane, both in one round. */
 void coll_move_chosen(coll_team *t, const coll_choice *ch, const coll_moves *m);
 /* The same where the sizes are not known to every rank: every rank but the
- * root exposes one slot, and the root alone knows them all, m->max_len
- * valid there (gatherv). They travel first, with the blocks where those are
- * small (see plan_choice.eager_limit): the root publishes its verdict in
- * its note, so that the others wait for it alone. */
+ * root exposes at most one slot, and the root alone knows them all,
+ * m->max_len valid there (gatherv where the large lane has a window; where
+ * it is single-copy, coll_move_paired). They travel first, with the blocks
+ * where those are small (see plan_choice.eager_limit): the root publishes
+ * its verdict in its note, so that the others wait for it alone. */
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root);
 /* Two sets of moves in one round, where every rank knows which of its
  * blocks goes in which: `small` on ch->lane, every slot of it within one
@@ -69,6 +70,15 @@ void coll_move_paired(coll_team *t, const coll_choice *ch, const coll_moves *sma
  * above (plan_choice.eager_limit and the lane's window): alike on the rank
  * that exposes it and on the root that knows its size. */
 bool coll_fits_eager(const coll_team *t, const coll_choice *ch, size_t len);
+/* Whether a choice moves blocks whose sizes differ in one round, each by
+ * its size: small ones within the windowed lane's round, large ones on a
+ * single-copy large lane without a window (coll_move_paired, and
+ * coll_move_packed's split form). */
+static inline bool coll_splits_by_size(const coll_choice *ch)
+{
+    return !ch->lane->single_copy && !ch->lane->two_sided && ch->large_lane->single_copy &&
+           !ch->large_lane->two_sided;
+}
 /* The same where each exposing rank exposes one block per slot and no rank
  * knows every size beforehand: on a windowed lane the rank's slot 0 carries
  * its sizes and, where they fit, its blocks packed, so that a reader reads

@@ -210,19 +210,9 @@ static size_header size_header_of(size_t longest, bool with_blocks) { return (si
 static bool header_with_blocks(size_header h) { return h & 1; }
 static size_t header_longest(size_header h) { return (size_t)(h >> 1); }
 
-/* Whether a rank's own exposures fit its header round. */
-static bool fits_eager(const coll_team *t, const coll_choice *ch, const coll_moves *m)
-{
-    size_t need = 0;
-    for (int i = 0; i < m->nout; i++)
-        need += core_align_up(m->out[i].len, CORE_CACHELINE);
-    return need + CORE_CACHELINE <= eager_room(t, ch);
-}
-
 bool coll_fits_eager(const coll_team *t, const coll_choice *ch, size_t len)
 {
-    coll_out one = {0, NULL, len};
-    return fits_eager(t, ch, &(coll_moves){.out = &one, .nout = 1});
+    return core_align_up(len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
 }
 
 void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
@@ -240,12 +230,10 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
     size_header verdict = 0;
     coll_round_begin(t, true);
     if (is_root) {
-        bool eager = core_align_up(m->max_len, CORE_CACHELINE) + CORE_CACHELINE <= eager_room(t, ch);
-        verdict = size_header_of(m->max_len, eager);
+        verdict = size_header_of(m->max_len, coll_fits_eager(t, ch, m->max_len));
         lane->expose(&t->lane, 0, &verdict, sizeof verdict);
-    } else if (fits_eager(t, ch, m)) {
-        for (int i = 0; i < m->nout; i++)
-            lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
+    } else if (m->nout == 1 && coll_fits_eager(t, ch, m->out[0].len)) {
+        lane->expose(&t->lane, m->out[0].slot, m->out[0].buf, m->out[0].len);
     }
     /* One post where one says it all, as in coll_move: a root that reads
      * nothing (every other block empty) is done at once. */
@@ -379,12 +367,12 @@ static void move_packed_split(coll_team *t, const coll_choice *ch, const coll_mo
 
 void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, int root)
 {
-    if (ch->lane->single_copy || ch->lane->two_sided) {
-        coll_move(t, ch->lane, m);
+    if (coll_splits_by_size(ch)) {
+        move_packed_split(t, ch, m, root);
         return;
     }
-    if (ch->large_lane->single_copy && !ch->large_lane->two_sided) {
-        move_packed_split(t, ch, m, root);
+    if (ch->lane->single_copy || ch->lane->two_sided) {
+        coll_move(t, ch->lane, m);
         return;
     }
     const lane_ops *lane = ch->lane;
