@@ -55,7 +55,7 @@ fi
 # MPI_Finalize on these hosts: reproduced without shoal by a program that
 # only calls MPI_Comm_split_type, MPI_Bcast and MPI_Finalize, one run in
 # three at 2+2 (a rank waits in UCX for an endpoint to a peer that already
-# sits in the PMI barrier). Under MPICH a job still running 30 s after DONE
+# sits in the PMI barrier). Under MPICH a job still running 10 s after DONE
 # is ended and counted by its verdict, with a note; under Open MPI, and
 # before DONE, a hang stays a failure.
 run_job() {
@@ -67,7 +67,7 @@ run_job() {
         if [ "$mpi" = mpich ] && [ -z "$since" ] && grep -qF -- "$done_line" "$out"; then
             since=$SECONDS
         fi
-        if [ -n "$since" ] && [ $((SECONDS - since)) -ge 30 ]; then
+        if [ -n "$since" ] && [ $((SECONDS - since)) -ge 10 ]; then
             kill -TERM "$job" 2>/dev/null || true
             sleep 3
             kill -KILL "$job" 2>/dev/null || true
