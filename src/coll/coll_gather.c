@@ -23,43 +23,49 @@ static void gatherv_split(coll_team *t, const coll_choice *ch, const void *sbuf,
     coll_xfer *xf = coll_xfers(t);
     bool push = ch->plan.large_algo == PLAN_MOVE_PUSH;
     coll_moves eager = {.out = out, .xfer = xf, .max_out = 1, .only_peer = -1};
-    if (me == root && sbuf && rbytes[me]) {
-        eager.self_src = sbuf;
-        eager.self_dst = (char *)rbuf + roffs[me];
-        eager.self_len = rbytes[me];
-    }
+    coll_moves sized = {.max_out = push ? n : 1, .only_peer = -1};
     if (me == root) {
-        for (int p = 0; p < n; p++)
-            if (p != root && rbytes[p] && coll_fits_eager(t, ch, rbytes[p]))
-                xf[eager.nxfer++] = (coll_xfer){p, 0, 0, (char *)rbuf + roffs[p], rbytes[p]};
+        if (sbuf && rbytes[me]) {
+            eager.self_src = sbuf;
+            eager.self_dst = (char *)rbuf + roffs[me];
+            eager.self_len = rbytes[me];
+        }
+        /* One pass over the blocks: the small ones' reads fill the xfer
+         * array from its start, the large ones' from its end (n + 1
+         * entries: a block is in one list); the root exposes only large
+         * blocks' places, pushed into. */
+        coll_xfer *large_end = xf + n + 1, *large = large_end;
+        for (int p = 0; p < n; p++) {
+            if (p == root || !rbytes[p])
+                continue;
+            char *dst = (char *)rbuf + roffs[p];
+            if (coll_fits_eager(t, ch, rbytes[p])) {
+                xf[eager.nxfer++] = (coll_xfer){p, 0, 0, dst, rbytes[p]};
+                continue;
+            }
+            size_t head = push ? rbytes[p] - coll_root_part(rbytes[p], ch->plan.root_share) : 0;
+            if (push)
+                out[sized.nout++] = (coll_out){p, dst, rbytes[p]};
+            if (head < rbytes[p])
+                *--large = (coll_xfer){p, 0, head, dst + head, rbytes[p] - head};
+        }
+        sized.out = out;
+        sized.xfer = large;
+        sized.nxfer = (int)(large_end - large);
     } else if (sbytes && coll_fits_eager(t, ch, sbytes)) {
         out[eager.nout++] = (coll_out){0, sbuf, sbytes};
         eager.only_peer = root;
-    }
-    /* The large blocks' lists follow the small ones' in the same arrays
-     * (a block is in one of them). */
-    coll_moves sized = {.out = out + eager.nout, .xfer = xf + eager.nxfer, .max_out = push ? n : 1, .only_peer = -1};
-    coll_out *sout = out + eager.nout;
-    coll_xfer *sxf = xf + eager.nxfer;
-    if (me == root) {
-        for (int p = 0; p < n; p++) {
-            if (p == root || !rbytes[p] || coll_fits_eager(t, ch, rbytes[p]))
-                continue;
-            char *dst = (char *)rbuf + roffs[p];
-            size_t head = push ? rbytes[p] - coll_root_part(rbytes[p], ch->plan.root_share) : 0;
-            if (push)
-                sout[sized.nout++] = (coll_out){p, dst, rbytes[p]};
-            if (head < rbytes[p])
-                sxf[sized.nxfer++] = (coll_xfer){p, 0, head, dst + head, rbytes[p] - head};
-        }
-    } else if (sbytes && !eager.nout) {
+    } else if (sbytes) {
+        /* The large block goes alone: its lists follow the (empty) small ones. */
         size_t head = push ? sbytes - coll_root_part(sbytes, ch->plan.root_share) : 0;
+        sized.out = out;
+        sized.xfer = xf;
         if (push) {
             sized.push = true;
-            sxf[sized.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, head};
+            xf[sized.nxfer++] = (coll_xfer){root, me, 0, (void *)sbuf, head};
         }
         if (head < sbytes) {
-            sout[sized.nout++] = (coll_out){0, sbuf, sbytes};
+            out[sized.nout++] = (coll_out){0, sbuf, sbytes};
             sized.only_peer = root;
         }
     }
