@@ -1,7 +1,8 @@
 /* Bcast. Algorithms (the planner's table prices them, src/planner):
  *   flat  every rank reads the whole message from the root: one step, the
  *         root's buffer read n-1 times; on a lane that can put, the root
- *         writes the last 1/n into each rank while they read the rest.
+ *         writes the last 1/n into each rank while they read the rest
+ *         (plan_choice.root_share; not where ranks take turns on cores).
  *   tree  a k-ary tree pipelined in chunks: depth + chunks - 1 steps of one
  *         chunk each, each parent's chunk read by its k children at once.
  * On a two-sided lane every rank asks the root for the message. */
@@ -100,10 +101,11 @@ static void bcast_k_ary(coll_team *t, const coll_choice *ch, void *buf, size_t b
 }
 
 /* Flat: every rank reads the message from the root; on a lane that can put,
- * the root writes a share of it into each. */
+ * the root writes a share of it into each where the plan says so (ranks
+ * with cores of their own). */
 static void bcast_flat(coll_team *t, const coll_choice *ch, void *buf, size_t bytes, int root)
 {
-    if (ch->lane->single_copy && ch->lane->put)
+    if (ch->lane->single_copy && ch->lane->put && ch->plan.root_share > 0)
         bcast_flat_shared(t, ch->lane, buf, bytes, root);
     else if (ch->lane->two_sided)
         bcast_requested(t, ch, buf, bytes, root);

@@ -146,7 +146,9 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
                           core_coll_name(coll), bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n,
                           repeat ? ", repeated" : "", plan_algo_name(ch->plan.algo),
                           plan_lanes_label(ch->plan.lane, ch->plan.stripe),
-                          ch->plan.root_share > 0 ? ", the root moving a share of each block" : "",
+                          ch->plan.root_share <= 0  ? ""
+                          : coll == CORE_COLL_BCAST ? ", the root writing a share into each rank"
+                                                    : ", the root moving a share of each block",
                           ch->plan.model_ns / 1e3);
     }
     return ch;

@@ -23,7 +23,7 @@ typedef enum {
     PLAN_BARRIER_FLAT,          /* everyone posts, everyone waits for all */
     PLAN_BARRIER_DISSEMINATION, /* log2(n) rounds, one peer each */
     PLAN_BARRIER_RELEASE,       /* rank 0 waits for all, then releases the others: it leaves first */
-    PLAN_BCAST_FLAT,            /* every rank reads from the root (single copy: the root writes a share) */
+    PLAN_BCAST_FLAT,            /* every rank reads from the root (the root may write a share: root_share) */
     PLAN_BCAST_TREE,            /* k-ary tree, pipelined in chunks */
     PLAN_REDUCE_FLAT,           /* the root reduces every input */
     PLAN_REDUCE_TREE,           /* binomial tree over contiguous rank ranges */
@@ -105,7 +105,9 @@ typedef struct plan_choice {
     double stripe_share;
     /* Gather by push, scatter by pull on a lane that can also put: the
      * share of every other rank's block the root moves itself, after its
-     * own copy, while those ranks move the rest; 0: they move it all. */
+     * own copy, while those ranks move the rest; 0: they move it all.
+     * Flat bcast on such a lane: 1/n where the root writes the last 1/n
+     * into each rank while they read the rest, else 0. */
     double root_share;
     int fanout;         /* trees: children per node */
     size_t chunk;       /* pipelining unit, bytes */

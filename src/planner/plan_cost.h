@@ -220,7 +220,8 @@ static inline double log_ceil(int n, int base)
 
 /* Shared by the table's formulas and the search (plan_algorithms.c). */
 /* The share of every other rank's block the root of a gather by push or a
- * scatter by pull moves itself on a lane that can put; 0: none. */
+ * scatter by pull moves itself on a lane that can put, or of the message
+ * a flat bcast's root writes into each rank; 0: none. */
 double plan_root_share(const pricing *p, plan_algo a, lane_id l);
 /* Data movement by pull on lane l, or striped (`share` of every transfer on
  * two-sided lane `stripe`, the rest on l; LANE_COUNT: not striped). */
