@@ -197,9 +197,22 @@ void plan_factor_key(char *buf, size_t len, core_coll c, plan_algo a, lane_id l,
 
 /* Every candidate for q, cheapest allowed first (PLAN_INPUTS_EITHER: least
  * regret first; a reduction keeps the grouping of the algorithm the fresh
- * price chooses, so that a repeat on the same input gives the same bits);
- * returns how many (<= max). */
+ * price chooses, so that a repeat on the same input gives the same bits),
+ * but for the guard band below; returns how many (<= max). */
 int plan_candidates(const plan_query *q, plan_candidate *out, int max);
+/* The guard band between lanes where collectives only move blocks (gather,
+ * scatter, allgather, alltoall and their v-variants): a single-copy
+ * candidate priced (or, for a repeat, regretted) within this share of the
+ * cheapest when that one is on a staged lane goes first instead. A staged
+ * lane copies every byte twice, and each of its lines crosses from the
+ * core that writes it to the core that reads it on every call; single copy
+ * reads the owner's buffer once, as the host MPI's large transfers do. The
+ * staged lane's rate swung 2-3x from one period to the next with the
+ * machine's core-to-core latency (2-core EPYC VM, 0.034 against 0.11 us:
+ * OSU's gather, scatter, allgather and alltoall at np 2 from 32 KiB ran
+ * 0.42-2.7x of Open MPI's over the cells, 0.96-2.0x over cma), and the
+ * start-up probe's figures cannot see which period a job will run in. */
+#define PLAN_SINGLE_COPY_BAND 0.15
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
 #define PLAN_REDUCE_BLOCK (64 * 1024)

@@ -485,6 +485,34 @@ size_t plan_size_class(size_t bytes)
     return bytes & ~(((size_t)1 << (top - 3)) - 1);
 }
 
+static bool moves_blocks(core_coll c)
+{
+    return c == CORE_COLL_GATHER || c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTER || c == CORE_COLL_SCATTERV ||
+           c == CORE_COLL_ALLGATHER || c == CORE_COLL_ALLGATHERV || c == CORE_COLL_ALLTOALL || c == CORE_COLL_ALLTOALLV;
+}
+
+/* PLAN_SINGLE_COPY_BAND: the first single-copy candidate to the front where
+ * it is within the band of a staged cheapest (a call of no bytes, priced 0
+ * on every lane, keeps the cheapest). */
+static void prefer_single_copy(const plan_query *q, plan_candidate *c, int k, bool either)
+{
+    if (!moves_blocks(q->coll) || k < 2 || c[0].excluded || c[0].ns <= 0 || c[0].stripe != LANE_COUNT ||
+        !lane_can(c[0].lane, LANE_CAP_STAGED))
+        return;
+    for (int j = 1; j < k; j++) {
+        if (c[j].excluded || c[j].stripe != LANE_COUNT || !lane_can(c[j].lane, LANE_CAP_SINGLE_COPY) ||
+            lane_can(c[j].lane, LANE_CAP_TWO_SIDED))
+            continue;
+        double best = either ? c[0].regret : c[0].ns, mine = either ? c[j].regret : c[j].ns;
+        if (mine <= best * (1 + PLAN_SINGLE_COPY_BAND)) {
+            plan_candidate taken = c[j];
+            memmove(c + 1, c, (size_t)j * sizeof *c);
+            c[0] = taken;
+        }
+        return;
+    }
+}
+
 int plan_candidates(const plan_query *asked, plan_candidate *out, int max)
 {
     plan_query sized = *asked, *q = &sized;
@@ -492,6 +520,7 @@ int plan_candidates(const plan_query *asked, plan_candidate *out, int max)
     bool either = q->inputs == PLAN_INPUTS_EITHER && q->coll != CORE_COLL_BARRIER && q->n > 1;
     int k = either ? priced_either(q, out, max) : priced(q, out, max);
     qsort(out, (size_t)k, sizeof *out, either ? by_regret : by_price);
+    prefer_single_copy(q, out, k, either);
     return k;
 }
 

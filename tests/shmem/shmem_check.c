@@ -201,14 +201,13 @@ static void check_sized(void)
  * shared cores, the tests ask for fewer rounds. */
 #define MAX_CONTENTION_ROUNDS 40
 static int contention_rounds = MAX_CONTENTION_ROUNDS;
-#define CONTENTION_ROUNDS contention_rounds
 #define CHECK_AMO_TYPE(T, N)                                                                                  \
     static void check_amo_##N(void)                                                                           \
     {                                                                                                         \
         T *counter = shmem_calloc(3, sizeof(T));                                                              \
-        long *fetched = shmem_malloc((size_t)npes * CONTENTION_ROUNDS * sizeof(long));                        \
-        long mine[MAX_CONTENTION_ROUNDS];                                                                         \
-        for (int k = 0; k < CONTENTION_ROUNDS; k++) {                                                         \
+        long *fetched = shmem_malloc((size_t)npes * contention_rounds * sizeof(long));                        \
+        long mine[MAX_CONTENTION_ROUNDS];                                                                     \
+        for (int k = 0; k < contention_rounds; k++) {                                                         \
             for (int pe = 0; pe < npes; pe++) {                                                               \
                 T old = shmem_##N##_atomic_fetch_inc(&counter[0], pe);                                        \
                 if (pe == 0)                                                                                  \
@@ -221,13 +220,13 @@ static int contention_rounds = MAX_CONTENTION_ROUNDS;
             }                                                                                                 \
         }                                                                                                     \
         shmem_barrier_all();                                                                                  \
-        CHECK(counter[0] == (T)(npes * CONTENTION_ROUNDS), #N " fetch_inc: %lld", (long long)counter[0]);     \
-        CHECK(counter[1] == (T)(2 * npes * CONTENTION_ROUNDS), #N " add: %lld", (long long)counter[1]);       \
-        CHECK(counter[2] == (T)(npes * CONTENTION_ROUNDS), #N " compare_swap: %lld", (long long)counter[2]);  \
-        shmem_long_fcollect(SHMEM_TEAM_WORLD, fetched, mine, CONTENTION_ROUNDS);                              \
-        char *seen_value = calloc((size_t)npes * CONTENTION_ROUNDS, 1);                                       \
-        for (int i = 0; i < npes * CONTENTION_ROUNDS; i++)                                                    \
-            if (fetched[i] >= 0 && fetched[i] < npes * CONTENTION_ROUNDS && !seen_value[fetched[i]])          \
+        CHECK(counter[0] == (T)(npes * contention_rounds), #N " fetch_inc: %lld", (long long)counter[0]);     \
+        CHECK(counter[1] == (T)(2 * npes * contention_rounds), #N " add: %lld", (long long)counter[1]);       \
+        CHECK(counter[2] == (T)(npes * contention_rounds), #N " compare_swap: %lld", (long long)counter[2]);  \
+        shmem_long_fcollect(SHMEM_TEAM_WORLD, fetched, mine, contention_rounds);                              \
+        char *seen_value = calloc((size_t)npes * contention_rounds, 1);                                       \
+        for (int i = 0; i < npes * contention_rounds; i++)                                                    \
+            if (fetched[i] >= 0 && fetched[i] < npes * contention_rounds && !seen_value[fetched[i]])          \
                 seen_value[fetched[i]] = 1;                                                                   \
             else                                                                                              \
                 CHECK(0, #N " fetch_inc handed out %ld twice or out of range", fetched[i]);                   \

@@ -479,17 +479,18 @@ static void test_staged_reduce(void)
 }
 
 /* Gather by push and scatter by pull on cma: with a core per rank the root
- * moves a share of every other rank's block itself; none where ranks take
- * turns on cores, and none on a lane that cannot put. */
+ * moves a share of every other rank's block itself (flat bcast: writes 1/n
+ * of the message into each rank); none where ranks take turns on cores,
+ * and none on a lane that cannot put. */
 static void test_root_share(void)
 {
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
     plan_model_reload();
-    const core_coll colls[] = {CORE_COLL_GATHER, CORE_COLL_SCATTER};
-    const plan_algo algos[] = {PLAN_MOVE_PUSH, PLAN_MOVE_PULL};
+    const core_coll colls[] = {CORE_COLL_GATHER, CORE_COLL_SCATTER, CORE_COLL_BCAST};
+    const plan_algo algos[] = {PLAN_MOVE_PUSH, PLAN_MOVE_PULL, PLAN_BCAST_FLAT};
     const int sizes[] = {2, 3, 5};
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < 3; c++)
         for (int i = 0; i < 3; i++) {
             int n = sizes[i];
             plan_query q = {.coll = colls[c],
@@ -509,8 +510,8 @@ static void test_root_share(void)
                     CHECK(cand[j].root_share == 0, "%s n=%d: root share on %s over %s", core_coll_name(colls[c]), n,
                           plan_algo_name(cand[j].algo), plan_lanes_label(cand[j].lane, cand[j].stripe));
             }
-            CHECK(share > 0 && share <= 0.5, "%s n=%d with a core each: root share %g", core_coll_name(colls[c]), n,
-                  share);
+            CHECK(share > 0 && share <= 0.5 && (colls[c] != CORE_COLL_BCAST || share == 1.0 / n),
+                  "%s n=%d with a core each: root share %g", core_coll_name(colls[c]), n, share);
             plan_choice ch = plan_choose(&q);
             CHECK(ch.algo != algos[c] || ch.lane != LANE_CMA || ch.root_share == share, "chosen share %g, priced %g",
                   ch.root_share, share);
@@ -520,6 +521,63 @@ static void test_root_share(void)
                 CHECK(cand[j].root_share == 0, "%s n=%d on one core: root share %g", core_coll_name(colls[c]), n,
                       cand[j].root_share);
         }
+    tuning_file_done(path);
+}
+
+/* The guard band between lanes (PLAN_SINGLE_COPY_BAND): where collectives
+ * only move blocks, a staged choice has no single-copy candidate within the
+ * band; elsewhere (bcast, reductions) the cheapest goes first. */
+static void test_single_copy_band(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model_reload();
+    const core_coll colls[] = {CORE_COLL_GATHER, CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL,
+                               CORE_COLL_BCAST,  CORE_COLL_REDUCE,  CORE_COLL_ALLREDUCE};
+    int banded = 0;
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
+        for (int n = 2; n <= 8; n *= 2)
+            for (size_t bytes = 1024; bytes <= 4 << 20; bytes *= 2) {
+                plan_query q = {.coll = colls[ci],
+                                .bytes = bytes,
+                                .n = n,
+                                .ppn = n,
+                                .cores = 2,
+                                .window = 128 << 10,
+                                .usable = {true, true, true}};
+                plan_candidate c[64];
+                int k = plan_candidates(&q, c, 64);
+                double cheapest = HUGE_VAL;
+                const plan_candidate *single = NULL;
+                for (int i = 0; i < k; i++) {
+                    if (c[i].excluded)
+                        continue;
+                    cheapest = fmin(cheapest, c[i].ns);
+                    if (!single && c[i].stripe == LANE_COUNT && lane_can(c[i].lane, LANE_CAP_SINGLE_COPY) &&
+                        !lane_can(c[i].lane, LANE_CAP_TWO_SIDED))
+                        single = &c[i];
+                }
+                bool moves = ci < 4;
+                if (!moves || c[0].ns == cheapest) {
+                    CHECK(c[0].ns == cheapest, "%s %zu n %d: %s over %s first at %g, the cheapest %g",
+                          core_coll_name(q.coll), bytes, n, plan_algo_name(c[0].algo), plan_lane_name(c[0].lane),
+                          c[0].ns, cheapest);
+                    CHECK(!moves || !lane_can(c[0].lane, LANE_CAP_STAGED) || !single ||
+                              single->ns > cheapest * (1 + PLAN_SINGLE_COPY_BAND),
+                          "%s %zu n %d: staged first with single copy at %g of it", core_coll_name(q.coll), bytes, n,
+                          single ? single->ns / cheapest : 0);
+                } else {
+                    banded++;
+                    CHECK(c[0].ns <= cheapest * (1 + PLAN_SINGLE_COPY_BAND) &&
+                              lane_can(c[0].lane, LANE_CAP_SINGLE_COPY),
+                          "%s %zu n %d: %s over %s first at %g of the cheapest", core_coll_name(q.coll), bytes, n,
+                          plan_algo_name(c[0].algo), plan_lane_name(c[0].lane), c[0].ns / cheapest);
+                    plan_choice ch = plan_choose(&q);
+                    CHECK(ch.lane == c[0].lane && ch.algo == c[0].algo, "%s %zu n %d: chose %s over %s",
+                          core_coll_name(q.coll), bytes, n, plan_algo_name(ch.algo), plan_lane_name(ch.lane));
+                }
+            }
+    CHECK(banded > 0, "the band never took a single-copy candidate");
     tuning_file_done(path);
 }
 
@@ -585,8 +643,8 @@ static void test_crowded_single_copy(void)
               plan_lane_name(ch.lane));
         CHECK(ch.large_lane == plain.lane && ch.large_algo == plain.algo && ch.root_share == plain.root_share,
               "gatherv's large blocks by %s over %s (root share %g); 1 MiB gather's by %s over %s (%g)",
-              plan_algo_name(ch.large_algo), plan_lane_name(ch.large_lane), ch.root_share,
-              plan_algo_name(plain.algo), plan_lane_name(plain.lane), plain.root_share);
+              plan_algo_name(ch.large_algo), plan_lane_name(ch.large_lane), ch.root_share, plan_algo_name(plain.algo),
+              plan_lane_name(plain.lane), plain.root_share);
     }
     CHECK(plain.algo == PLAN_MOVE_PUSH && plain.lane == LANE_CMA, "1 MiB gather at np 16: %s over %s",
           plan_algo_name(plain.algo), plan_lane_name(plain.lane));
@@ -725,7 +783,18 @@ static void test_repeats(void)
                 int ke = plan_candidates(&q, either, 64);
                 CHECK(kf == ks && kf == ke && kf > 0, "%s %zu n %d: %d, %d and %d candidates", core_coll_name(q.coll),
                       bytes, n, kf, ks, ke);
-                double best_fresh = fresh[0].ns, best_same = same[0].ns;
+                /* The cheapest allowed of each state (the guard band may
+                 * have put a single-copy candidate first). */
+                double best_fresh = HUGE_VAL, best_same = HUGE_VAL, least = HUGE_VAL;
+                for (int i = 0; i < kf; i++)
+                    if (!fresh[i].excluded)
+                        best_fresh = fmin(best_fresh, fresh[i].ns);
+                for (int i = 0; i < ks; i++)
+                    if (!same[i].excluded)
+                        best_same = fmin(best_same, same[i].ns);
+                for (int i = 0; i < ke; i++)
+                    if (!either[i].excluded)
+                        least = fmin(least, either[i].regret);
                 for (int i = 0; i < ke; i++) {
                     const plan_candidate *c = &either[i];
                     CHECK(c->unchanged_ns <= c->ns * (1 + 1e-12), "%s %zu n %d: %s over %s unchanged %g > fresh %g",
@@ -734,10 +803,16 @@ static void test_repeats(void)
                     double want = fmax(c->ns / best_fresh, c->unchanged_ns / best_same);
                     CHECK(close_to(c->regret, want, 1e-9), "%s %zu n %d: regret %g, want %g", core_coll_name(q.coll),
                           bytes, n, c->regret, want);
-                    if (!c->excluded)
-                        CHECK(c->regret >= either[0].regret, "%s %zu n %d: a candidate of less regret (%g < %g)",
-                              core_coll_name(q.coll), bytes, n, c->regret, either[0].regret);
                 }
+                /* The least regret first, or a single-copy candidate within
+                 * the guard band of it where the collective only moves blocks. */
+                bool banded = (colls[ci] == CORE_COLL_GATHER || colls[ci] == CORE_COLL_SCATTER ||
+                               colls[ci] == CORE_COLL_ALLGATHER || colls[ci] == CORE_COLL_ALLTOALL) &&
+                              lane_can(either[0].lane, LANE_CAP_SINGLE_COPY) && either[0].stripe == LANE_COUNT;
+                CHECK(either[0].regret == least ||
+                          (banded && either[0].regret <= least * (1 + PLAN_SINGLE_COPY_BAND) * (1 + 1e-12)),
+                      "%s %zu n %d: a candidate of less regret (%g < %g over %s)", core_coll_name(q.coll), bytes, n,
+                      least, either[0].regret, plan_lane_name(either[0].lane));
                 CHECK(either[0].regret >= 1 && !either[0].excluded, "%s %zu n %d: chosen regret %g",
                       core_coll_name(q.coll), bytes, n, either[0].regret);
                 if (colls[ci] == CORE_COLL_REDUCE)
@@ -1268,6 +1343,7 @@ int main(void)
     test_oversubscription();
     test_staged_reduce();
     test_root_share();
+    test_single_copy_band();
     test_crowded_single_copy();
     test_cache();
     test_blockwise_reads();
