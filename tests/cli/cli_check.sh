@@ -39,6 +39,10 @@ expect 0 "excluded by SHOAL_LANES" -- env SHOAL_LANES=cells "$shoal" explain gat
 expect 2 "not a collective" -- "$shoal" explain allreduse 1M
 expect 2 "not a size" -- "$shoal" explain allreduce 12Q
 expect 0 "least regret of [0-9]+ candidates" -- "$shoal" explain bcast 256K -np 2 --inputs repeat
+# The guard band between lanes: the defaults price a 1 MiB gather at np 2
+# over the cells 2 % below push over cma, and the single copy is taken.
+expect 0 "^chosen: push over cma, .*single copy, taken within the 15 % guard band of pull over cells" -- \
+  "$shoal" explain gather 1M -np 2 --cores 2
 expect 0 "^planning: [0-9.]+ us, once per size" -- "$shoal" explain allreduce 4K -np 4
 # Across nodes: the steps, each node step's plan, and the calls the host runs whole.
 expect 0 "^  first    reduce on the node's 8 ranks: [a-z]+ over" -- "$shoal" explain allreduce 1M --nodes 4 --ppn 8
