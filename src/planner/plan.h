@@ -213,6 +213,9 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max);
  * 0.42-2.7x of Open MPI's over the cells, 0.96-2.0x over cma), and the
  * start-up probe's figures cannot see which period a job will run in. */
 #define PLAN_SINGLE_COPY_BAND 0.15
+/* Whether collective c only moves blocks (each read by one rank): the
+ * collectives the guard band above applies to. */
+bool plan_moves_blocks(core_coll c);
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
 #define PLAN_REDUCE_BLOCK (64 * 1024)

@@ -485,7 +485,7 @@ size_t plan_size_class(size_t bytes)
     return bytes & ~(((size_t)1 << (top - 3)) - 1);
 }
 
-static bool moves_blocks(core_coll c)
+bool plan_moves_blocks(core_coll c)
 {
     return c == CORE_COLL_GATHER || c == CORE_COLL_GATHERV || c == CORE_COLL_SCATTER || c == CORE_COLL_SCATTERV ||
            c == CORE_COLL_ALLGATHER || c == CORE_COLL_ALLGATHERV || c == CORE_COLL_ALLTOALL || c == CORE_COLL_ALLTOALLV;
@@ -496,7 +496,7 @@ static bool moves_blocks(core_coll c)
  * on every lane, keeps the cheapest). */
 static void prefer_single_copy(const plan_query *q, plan_candidate *c, int k, bool either)
 {
-    if (!moves_blocks(q->coll) || k < 2 || c[0].excluded || c[0].ns <= 0 || c[0].stripe != LANE_COUNT ||
+    if (!plan_moves_blocks(q->coll) || k < 2 || c[0].excluded || c[0].ns <= 0 || c[0].stripe != LANE_COUNT ||
         !lane_can(c[0].lane, LANE_CAP_STAGED))
         return;
     for (int j = 1; j < k; j++) {

@@ -478,6 +478,14 @@ static void test_staged_reduce(void)
     tuning_file_done(path);
 }
 
+/* A query of the unit grids: n ranks alone on their node's `cores`, every
+ * lane usable, 128 KiB windows. */
+static plan_query grid_query(core_coll c, size_t bytes, int n, int cores)
+{
+    return (plan_query){
+        .coll = c, .bytes = bytes, .n = n, .ppn = n, .cores = cores, .window = 128 << 10, .usable = {true, true, true}};
+}
+
 /* Gather by push and scatter by pull on cma: with a core per rank the root
  * moves a share of every other rank's block itself (flat bcast: writes 1/n
  * of the message into each rank); none where ranks take turns on cores,
@@ -493,13 +501,7 @@ static void test_root_share(void)
     for (int c = 0; c < 3; c++)
         for (int i = 0; i < 3; i++) {
             int n = sizes[i];
-            plan_query q = {.coll = colls[c],
-                            .bytes = 1 << 20,
-                            .n = n,
-                            .ppn = n,
-                            .cores = n,
-                            .window = 128 << 10,
-                            .usable = {true, true, true}};
+            plan_query q = grid_query(colls[c], 1 << 20, n, n);
             plan_candidate cand[64];
             int k = plan_candidates(&q, cand, 64);
             double share = -1;
@@ -538,13 +540,7 @@ static void test_single_copy_band(void)
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
         for (int n = 2; n <= 8; n *= 2)
             for (size_t bytes = 1024; bytes <= 4 << 20; bytes *= 2) {
-                plan_query q = {.coll = colls[ci],
-                                .bytes = bytes,
-                                .n = n,
-                                .ppn = n,
-                                .cores = 2,
-                                .window = 128 << 10,
-                                .usable = {true, true, true}};
+                plan_query q = grid_query(colls[ci], bytes, n, 2);
                 plan_candidate c[64];
                 int k = plan_candidates(&q, c, 64);
                 double cheapest = HUGE_VAL;
@@ -557,7 +553,7 @@ static void test_single_copy_band(void)
                         !lane_can(c[i].lane, LANE_CAP_TWO_SIDED))
                         single = &c[i];
                 }
-                bool moves = ci < 4;
+                bool moves = plan_moves_blocks(colls[ci]);
                 if (!moves || c[0].ns == cheapest) {
                     CHECK(c[0].ns == cheapest, "%s %zu n %d: %s over %s first at %g, the cheapest %g",
                           core_coll_name(q.coll), bytes, n, plan_algo_name(c[0].algo), plan_lane_name(c[0].lane),
@@ -768,13 +764,7 @@ static void test_repeats(void)
     for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
         for (int n = 2; n <= 8; n *= 2)
             for (size_t bytes = 64; bytes <= 4 << 20; bytes *= 4) {
-                plan_query q = {.coll = colls[ci],
-                                .bytes = bytes,
-                                .n = n,
-                                .ppn = n,
-                                .cores = n,
-                                .window = 128 << 10,
-                                .usable = {true, true, true}};
+                plan_query q = grid_query(colls[ci], bytes, n, n);
                 plan_candidate fresh[64], same[64], either[64];
                 int kf = plan_candidates(&q, fresh, 64);
                 q.inputs = PLAN_INPUTS_UNCHANGED;
@@ -806,9 +796,8 @@ static void test_repeats(void)
                 }
                 /* The least regret first, or a single-copy candidate within
                  * the guard band of it where the collective only moves blocks. */
-                bool banded = (colls[ci] == CORE_COLL_GATHER || colls[ci] == CORE_COLL_SCATTER ||
-                               colls[ci] == CORE_COLL_ALLGATHER || colls[ci] == CORE_COLL_ALLTOALL) &&
-                              lane_can(either[0].lane, LANE_CAP_SINGLE_COPY) && either[0].stripe == LANE_COUNT;
+                bool banded = plan_moves_blocks(colls[ci]) && lane_can(either[0].lane, LANE_CAP_SINGLE_COPY) &&
+                              either[0].stripe == LANE_COUNT;
                 CHECK(either[0].regret == least ||
                           (banded && either[0].regret <= least * (1 + PLAN_SINGLE_COPY_BAND) * (1 + 1e-12)),
                       "%s %zu n %d: a candidate of less regret (%g < %g over %s)", core_coll_name(q.coll), bytes, n,
