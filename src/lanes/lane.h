@@ -73,9 +73,11 @@ typedef struct lane_cost {
  * runs ahead (a root that only sends) check its readers less often. */
 #define LANE_ROUNDS 4
 
-/* Slot 0 of the cells lane, per rank and round buffer: one 128-byte pair of
- * lines (x86 cores fetch the pair together). */
-#define LANE_INLINE_MAX 112
+/* Slot 0 of the cells lane, per rank and round buffer: four 128-byte pairs
+ * of lines (x86 cores fetch a pair together). Up to 496 bytes ride in the
+ * note itself: the small blocks of a scatter or gather at a few ranks
+ * (128-256 B) then cost no staging area, whose lines the reader last held. */
+#define LANE_INLINE_MAX 496
 #define LANE_NOTE_HEAD 48 /* bytes[] in the first line: a staged slot's head is copied there too */
 typedef struct lane_note {
     _Alignas(128) _Atomic uint64_t stamp; /* the epoch that makes the rest valid; stored last */
@@ -83,7 +85,7 @@ typedef struct lane_note {
     uint32_t staged_at;                   /* else their cache line in the staging area */
     unsigned char bytes[LANE_INLINE_MAX];
 } lane_note;
-_Static_assert(sizeof(lane_note) == 128, "a note fills one pair of lines");
+_Static_assert(sizeof(lane_note) == 512, "a note fills four pairs of lines");
 _Static_assert(offsetof(lane_note, bytes) + LANE_NOTE_HEAD == 64, "the head ends with the first line");
 
 /* The node segment as lanes see it; filled in by the team that owns it. */

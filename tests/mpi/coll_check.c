@@ -1434,7 +1434,7 @@ static tcase random_case(rng *r, long id, int c, size_t bytes)
 /* 0, odd sizes, the edges of the cells lane's notes (LANE_NOTE_HEAD and
  * LANE_INLINE_MAX bytes, and one more each), and (below) every power of two
  * up to 16 MiB. */
-static const size_t odd_sizes[] = {0, 3, 17, 48, 49, 112, 113, 1000, 4099, 100003, (3 << 20) + 5};
+static const size_t odd_sizes[] = {0, 3, 17, 48, 49, 496, 497, 1000, 4099, 100003, (3 << 20) + 5};
 #define N_ODD (sizeof odd_sizes / sizeof odd_sizes[0])
 #define N_SIZES (N_ODD + 25)
 

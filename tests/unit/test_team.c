@@ -215,8 +215,8 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
     core_config_reload();
     if (coll_team_open(&team, seg, n, me, n, cores, true) != 0)
         return 100;
-    /* 48, 49, 112, 113: the most a note's first line and a note hold, and one more each. */
-    const size_t sizes[] = {1, 24, 48, 49, 112, 113, 1000, 8192, 40000, 300000};
+    /* 48, 49, 496, 497: the most a note's first line and a note hold, and one more each. */
+    const size_t sizes[] = {1, 24, 48, 49, 496, 497, 1000, 8192, 40000, 300000};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t bytes = sizes[s];
         coll_barrier(&team);
