@@ -3,6 +3,8 @@
  * resolves the lanes on the team, prepares those that need it, and logs the
  * decision once under SHOAL_VERBOSE. Also coll_runs: which algorithms the
  * collectives' files can run. */
+#include <string.h>
+
 #include "coll_internal.h"
 
 static CORE_THREAD_LOCAL coll_ran last_ran;
@@ -98,20 +100,50 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
     return &victim->choice;
 }
 
+/* The power of two at or below bytes (0 for 0): the size class a plan's
+ * log line names. */
+static size_t size_klass(size_t bytes) { return bytes ? (size_t)1 << (63 - __builtin_clzll(bytes)) : 0; }
+
+/* Whether the log line of `said` (0: shoal's plan, 1: the host's run) for
+ * this collective would say something its last few did not; remembers it.
+ * The key mixes everything the lines print. */
+static bool news_to_say(coll_team *t, int said, core_coll coll, const plan_choice *p, size_t klass)
+{
+    const double figures[] = {p->model_ns, p->host_ns, p->host_repeat_ns, p->shoal_repeat_ns};
+    uint64_t key = (uint64_t)p->algo | (uint64_t)p->lane << 8 | (uint64_t)p->stripe << 16 | (uint64_t)p->inputs << 24 |
+                   (uint64_t)p->large_algo << 32 | (uint64_t)p->large_lane << 40 | (uint64_t)(p->root_share > 0) << 48;
+    key = (key * 0x9e3779b97f4a7c15ull ^ klass) * 0xbf58476d1ce4e5b9ull ^ p->eager_limit;
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        uint64_t bits;
+        memcpy(&bits, &figures[i], sizeof bits);
+        key = (key ^ bits) * 0x94d049bb133111ebull;
+    }
+    key |= 1; /* never 0, the key of nothing said yet */
+    uint64_t *keys = t->said[said][coll];
+    for (int i = 0; i < COLL_SAID_KEYS; i++)
+        if (keys[i] == key)
+            return false;
+    memmove(keys + 1, keys, (COLL_SAID_KEYS - 1) * sizeof *keys);
+    keys[0] = key;
+    return true;
+}
+
 bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
 {
     if (plan_model_get()->nhost == 0)
         return false; /* no tune measured the host: no second look on every call */
     const plan_choice *ch = &choose(t, coll, bytes, false)->plan;
-    if (ch->host_faster && ch->host_repeat_ns > 0)
-        core_log_once("%s of %zu bytes on %d local ranks, repeated: the host MPI's own, measured %.2f us on "
-                      "unchanged inputs against shoal's %.2f (shoal tune)",
-                      core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_repeat_ns / 1e3,
-                      ch->shoal_repeat_ns / 1e3);
-    else if (ch->host_faster)
-        core_log_once("%s of %zu bytes on %d local ranks: the host MPI's own, measured %.2f us against shoal's "
-                      "%.2f (shoal tune)",
-                      core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_ns / 1e3, ch->model_ns / 1e3);
+    if (ch->host_faster && core_log_verbosity() >= 1 && news_to_say(t, 1, coll, ch, plan_size_class(bytes))) {
+        if (ch->host_repeat_ns > 0)
+            core_log_once("%s of %zu bytes on %d local ranks, repeated: the host MPI's own, measured %.2f us on "
+                          "unchanged inputs against shoal's %.2f (shoal tune)",
+                          core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_repeat_ns / 1e3,
+                          ch->shoal_repeat_ns / 1e3);
+        else
+            core_log_once("%s of %zu bytes on %d local ranks: the host MPI's own, measured %.2f us against shoal's "
+                          "%.2f (shoal tune)",
+                          core_coll_name(coll), plan_size_class(bytes), t->n, ch->host_ns / 1e3, ch->model_ns / 1e3);
+    }
     /* A call the host runs is the last call all the same: the next of its
      * size is a repeat, for the repeat times to decide (alike on every
      * rank). Not where the fresh rule decides repeats too: a reduction
@@ -128,11 +160,9 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
         ch->prepare[i]->prepare(&t->lane);
     last_ran = (coll_ran){ch->plan.algo, ch->plan.lane, ch->plan.stripe, ch->plan.inputs, ch->plan.model_ns};
     have_last_ran = true;
-    if (core_log_verbosity() >= 1) {
+    size_t klass;
+    if (core_log_verbosity() >= 1 && news_to_say(t, 0, coll, &ch->plan, klass = size_klass(bytes))) {
         /* Once per collective, size class (a power of two) and choice. */
-        unsigned klass = 0;
-        while (klass < 63 && (1ull << (klass + 1)) <= bytes)
-            klass++;
         bool repeat = ch->plan.inputs == PLAN_INPUTS_EITHER;
         if (ch->plan.eager_limit) /* a v-variant: no size before the call; small and large blocks apart */
             core_log_once("%s on %d local ranks%s: up to %zu bytes a rank with the sizes by %s over %s, larger blocks "
@@ -143,9 +173,8 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
                           ch->plan.root_share > 0 ? ", the root moving a share of each" : "");
         else
             core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)",
-                          core_coll_name(coll), bytes ? ">=" : "", bytes ? (size_t)1 << klass : 0, t->n,
-                          repeat ? ", repeated" : "", plan_algo_name(ch->plan.algo),
-                          plan_lanes_label(ch->plan.lane, ch->plan.stripe),
+                          core_coll_name(coll), bytes ? ">=" : "", klass, t->n, repeat ? ", repeated" : "",
+                          plan_algo_name(ch->plan.algo), plan_lanes_label(ch->plan.lane, ch->plan.stripe),
                           ch->plan.root_share <= 0  ? ""
                           : coll == CORE_COLL_BCAST ? ", the root writing a share into each rank"
                                                     : ", the root moving a share of each block",

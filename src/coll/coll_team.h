@@ -71,6 +71,8 @@ typedef struct coll_plan_entry {
     coll_choice choice;
 } coll_plan_entry;
 
+#define COLL_SAID_KEYS 4
+
 typedef struct coll_team {
     int n, me;
     core_segment seg;
@@ -105,6 +107,11 @@ typedef struct coll_team {
         int entry;
         size_t bytes;
     } plan_hot[CORE_COLL_COUNT];
+    /* What SHOAL_VERBOSE last said of each collective's plans, as keys
+     * (coll_plan.c): a call planned like one of the last few skips
+     * formatting its line, which took a microsecond, four times a 1 KiB
+     * gather. [0]: shoal's plan, [1]: the host's run of the call. */
+    uint64_t said[2][CORE_COLL_COUNT][COLL_SAID_KEYS];
     const char *doing; /* the MPI call in progress, for messages */
     /* private scratch: reduction blocks and temporary copies */
     char *block[3]; /* PLAN_REDUCE_BLOCK bytes each */

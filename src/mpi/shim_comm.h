@@ -51,6 +51,11 @@ typedef struct shim_nodes {
      * 0: also none) is the host MPI's, flat, as priced (plan_node_price);
      * alike on every rank. */
     uint64_t flat[CORE_COLL_COUNT];
+    /* What SHOAL_VERBOSE has said on this communicator, so that a call
+     * does not format a line again (a microsecond each): bit k of
+     * said_flat as in flat; said_plan the text said of each collective. */
+    uint64_t said_flat[CORE_COLL_COUNT];
+    const char *said_plan[CORE_COLL_COUNT];
     /* Allreduce on rails (plan_node_price), bit k as in flat: where every
      * node holds as many ranks (even); rail: the ranks of this rank's
      * place in every node, numbered by node, made at the first such call. */

@@ -156,18 +156,18 @@ static int size_class(size_t bytes)
     return k < 40 ? k : 40;
 }
 
-static bool class_bit(uint64_t bits, size_t bytes)
-{
-    return bits >> size_class(bytes) & 1;
-}
+static bool class_bit(uint64_t bits, size_t bytes) { return bits >> size_class(bytes) & 1; }
 
 /* Whether the host MPI runs collective c of `bytes` per rank flat, as
  * agreed; says so once under SHOAL_VERBOSE. */
-static bool runs_flat(const shim_comm *sc, core_coll c, size_t bytes)
+static bool runs_flat(shim_comm *sc, core_coll c, size_t bytes)
 {
     if (!class_bit(sc->nodes.flat[c], bytes))
         return false;
     int k = size_class(bytes);
+    if (core_log_verbosity() < 1 || (sc->nodes.said_flat[c] >> k & 1))
+        return true;
+    sc->nodes.said_flat[c] |= 1ull << k;
     size_t klass = k ? (size_t)1 << k : 0;
     core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
                   "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
@@ -770,11 +770,16 @@ static void bcast_to_first(shim_comm *sc, char *data, int bytes, int root)
 
 /* Says once under SHOAL_VERBOSE how collective c crosses the nodes: its
  * steps' text, or `text` where the call runs another form (rails). */
-static void say_plan_once(const shim_comm *sc, core_coll c, const char *text)
+static void say_plan_once(shim_comm *sc, core_coll c, const char *text)
 {
+    if (core_log_verbosity() < 1)
+        return;
     const plan_node_steps *steps = plan_node_steps_for(c, 0);
     if (!text)
         text = steps ? steps->text : "the host MPI's";
+    if (sc->nodes.said_plan[c] == text)
+        return;
+    sc->nodes.said_plan[c] = text;
     core_log_once("%s on a communicator of %d ranks over %d nodes: %s", core_coll_name(c), sc->size, sc->nodes.count,
                   text);
 }
@@ -948,7 +953,7 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
     return true;
 }
 
-bool shim_nodes_takes_bytes(const shim_comm *sc, core_coll c, size_t bytes)
+bool shim_nodes_takes_bytes(shim_comm *sc, core_coll c, size_t bytes)
 {
     size_t total;
     return !__builtin_mul_overflow(bytes, (size_t)sc->size, &total) && total <= INT_MAX && !runs_flat(sc, c, bytes);

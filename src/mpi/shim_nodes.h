@@ -45,7 +45,7 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
  * a rank in two levels: the whole communicator's fit the host's int
  * counts, and two levels are priced below the host's flat run (alike on
  * every rank); then the collectives (sdata NULL: in place, as coll.h says). */
-bool shim_nodes_takes_bytes(const shim_comm *sc, core_coll c, size_t bytes);
+bool shim_nodes_takes_bytes(shim_comm *sc, core_coll c, size_t bytes);
 void shim_nodes_allgather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata);
 void shim_nodes_gather(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
 void shim_nodes_scatter(shim_comm *sc, const char *sdata, size_t bytes, char *rdata, int root);
