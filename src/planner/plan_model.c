@@ -64,6 +64,11 @@ bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, 
     return rate < PLAN_PLAUSIBLE_SHARE_OF_COPY * copy_mem_bw && plan_lane_rate(builtin, 2) > rate;
 }
 
+bool plan_lane_steady(double best_rate, double low_rate)
+{
+    return low_rate > 0 && best_rate >= low_rate && best_rate <= PLAN_STEADY_SPREAD * low_rate;
+}
+
 static bool rate_implausible(double measured, double builtin)
 {
     return !(measured >= builtin / PLAN_PLAUSIBLE_CORE_SPREAD && measured <= builtin * 10 * PLAN_PLAUSIBLE_CORE_SPREAD);

@@ -138,6 +138,12 @@ double plan_lane_rate(const lane_cost *c, int ppn);
  * descheduled core, a neighbour's burst), not the machine. */
 #define PLAN_PLAUSIBLE_SHARE_OF_COPY 0.2
 bool plan_lane_implausible(const lane_cost *measured, const lane_cost *builtin, double copy_mem_bw);
+/* Whether an implausible lane's rate held over repeated tries (the best,
+ * best_rate, within PLAN_STEADY_SPREAD of the worst, low_rate): then it is
+ * what the node does now (a VM whose cores exchange cache lines 3x slower
+ * for minutes; two busy programs beside the job), not a moment of it. */
+#define PLAN_STEADY_SPREAD 1.25
+bool plan_lane_steady(double best_rate, double low_rate);
 /* Whether one core's measured rates (copy_bw, copy_mem_bw, reduce_bw) are
  * implausible: one farther than a factor PLAN_PLAUSIBLE_CORE_SPREAD below
  * the built-in figure, or ten times that above it. A core copies and sums

@@ -914,6 +914,11 @@ static void test_plausibility(void)
     CHECK(!plan_lane_implausible(&slow, &builtin, 8.0), "2 GB/s where memcpy does 8 is plausible");
     lane_cost slower_builtin = {.latency_ns = 100, .bw_dedicated = 1.0};
     CHECK(!plan_lane_implausible(&slow, &slower_builtin, 48.0), "kept where the built-in figures are slower still");
+    /* An implausible rate that every try found alike is the node's now. */
+    CHECK(plan_lane_steady(3.6, 3.4), "3.4-3.6 GB/s over the tries: steady");
+    CHECK(plan_lane_steady(2.0, 2.0), "the same rate each time: steady");
+    CHECK(!plan_lane_steady(3.6, 1.2), "1.2-3.6 GB/s: a moment of the machine");
+    CHECK(!plan_lane_steady(3.6, 0), "a try that measured nothing: not steady");
     for (int l = 0; l < LANE_COUNT; l++)
         CHECK(plan_lane_rate(&lane_describe((lane_id)l)->default_cost, 2) > 0, "lane %d has a built-in rate", l);
     /* One core's rates: any machine's copy and sum pass, from a twentieth
