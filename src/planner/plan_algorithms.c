@@ -158,7 +158,8 @@ static double reduce_flat_ns(const pricing *p, lane_id l, const plan_candidate *
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
     if (lane_can(l, LANE_CAP_STAGED)) /* the others stage at once; the root waits for all, reduces from the cells */
-        return sync_all(p, q->n) + staged_reduce_ns(p, l, S, q->n - 1, 1, (n - 1) * reduce_ns(p, S));
+        return sync_all(p, q->n) +
+               staged_reduce_ns(p, l, S, q->n - 1, 1, (n - 1) * maxd(reduce_ns(p, S), staged_crossing_ns(p, l, S, 1)));
     /* the root reads every input alone */
     return sync_all(p, q->n) + (n - 1) * (xfer(p, l, S, 1) + reduce_ns(p, S));
 }
@@ -172,10 +173,11 @@ static double reduce_tree_ns(const pricing *p, lane_id l, const plan_candidate *
     if (lane_can(l, LANE_CAP_STAGED)) { /* level k: a child stages for each of n / 2^(k+1) parents */
         double t = 0;
         for (int span = 2; span / 2 < q->n; span *= 2)
-            t += step_ns(p) + staged_reduce_ns(p, l, S, 1, ceil(n / span), reduce_ns(p, S));
+            t += step_ns(p) +
+                 staged_reduce_ns(p, l, S, 1, ceil(n / span), maxd(reduce_ns(p, S), staged_crossing_ns(p, l, S, 1)));
         return t;
     }
-    return log_ceil(q->n, 2) * (step_ns(p) + inputs_ns(p, l, S, S, 1, team_ppn(q)) + reduce_all_ns(p, S));
+    return log_ceil(q->n, 2) * (step_ns(p) + reduce_inputs_ns(p, l, S, S, 1, team_ppn(q)));
 }
 
 static double reduce_sliced_ns(const pricing *p, lane_id l, const plan_candidate *c)
@@ -185,8 +187,8 @@ static double reduce_sliced_ns(const pricing *p, lane_id l, const plan_candidate
     double S = (double)q->bytes, n = q->n;
     int ppn = team_ppn(q);
     double root = S * 3 / (2 * n + 1), other = S * 2 / (2 * n + 1);
-    double t_root = inputs_ns(p, l, S, root, n - 1, ppn) + (n - 1) * reduce_all_ns(p, root);
-    double t_other = inputs_ns(p, l, S, other, n - 1, ppn) + (n - 1) * reduce_all_ns(p, other);
+    double t_root = reduce_inputs_ns(p, l, S, root, n - 1, ppn);
+    double t_other = reduce_inputs_ns(p, l, S, other, n - 1, ppn);
     if (lane_can(l, LANE_CAP_PUT))
         t_other += xfer_blocks(p, l, other, ppn);
     else
@@ -205,7 +207,7 @@ static double allreduce_flat_ns(const pricing *p, lane_id l, const plan_candidat
 {
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
-    return sync_all(p, p->q->n) + inputs_ns(p, l, S, S, n - 1, team_ppn(p->q)) + (n - 1) * reduce_all_ns(p, S);
+    return sync_all(p, p->q->n) + reduce_inputs_ns(p, l, S, S, n - 1, team_ppn(p->q));
 }
 
 static double allreduce_sliced_ns(const pricing *p, lane_id l, const plan_candidate *c)
@@ -215,7 +217,7 @@ static double allreduce_sliced_ns(const pricing *p, lane_id l, const plan_candid
     int ppn = team_ppn(p->q);
     bool put = lane_can(l, LANE_CAP_PUT);
     double s = S / n;
-    double reduce_phase = inputs_ns(p, l, S, s, n - 1, ppn) + (n - 1) * reduce_all_ns(p, s);
+    double reduce_phase = reduce_inputs_ns(p, l, S, s, n - 1, ppn);
     double spread_phase = (n - 1) * (put ? xfer_blocks(p, l, s, ppn) : xfer(p, l, s, ppn));
     return reduce_phase + spread_phase + (put ? 2 : 3) * sync_all(p, p->q->n);
 }
@@ -233,7 +235,7 @@ static double rsb_own_ns(const pricing *p, lane_id l,
 {
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
-    return sync_all(p, p->q->n) + inputs_ns(p, l, S * n, S, n - 1, team_ppn(p->q)) + (n - 1) * reduce_all_ns(p, S);
+    return sync_all(p, p->q->n) + reduce_inputs_ns(p, l, S * n, S, n - 1, team_ppn(p->q));
 }
 
 static double move_pull_ns(const pricing *p, lane_id l, const plan_candidate *c)

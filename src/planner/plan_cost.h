@@ -150,15 +150,6 @@ static inline double staging_fixed_ns(const pricing *p, lane_id l, double staged
     return p->m->lane[l].latency_ns + window_handoffs_ns(p, staged);
 }
 
-/* The inputs a reducer reads: staged on a staged lane, else `peers`
- * transfers of `per_peer` bytes. */
-static inline double inputs_ns(const pricing *p, lane_id l, double staged, double per_peer, double peers, int movers)
-{
-    if (!lane_can(l, LANE_CAP_STAGED))
-        return peers * xfer_blocks(p, l, per_peer, movers);
-    return staging_fixed_ns(p, l, staged) + staging_ns(p, staged, movers);
-}
-
 /* The cores this team may count on: its share of the node's when other
  * ranks of the node are busy too. */
 static inline double team_cores(const pricing *p)
@@ -210,6 +201,34 @@ static inline double reread_ns(const pricing *p, double bytes)
 }
 /* A reduction every rank of the node does at once. */
 static inline double reduce_all_ns(const pricing *p, double bytes) { return reduce_ns(p, bytes) * node_share(p); }
+
+/* A reducer's read of one peer's `bytes` staged on lane l, in place, alone
+ * on a core: the lines cross from the owner's core, freshly written; the
+ * lane's transfer less its fixed cost and the owner's copy in (staging_ns)
+ * is that crossing. It is most of a staged reduction's time, and what a
+ * VM's slow spells make dearer: on the 2-core VM a 256 KiB reduce over the
+ * cells took 24 us where its cores exchange lines in 0.11 us and 59 us
+ * where they take 0.38 us, against 36-37 us over cma in both (the probe's
+ * cells figures follow: 9 GB/s, then 3.6). */
+static inline double staged_crossing_ns(const pricing *p, lane_id l, double bytes, int movers)
+{
+    const lane_cost *c = &p->m->lane[l];
+    return maxd(0, plan_lane_time(c, bytes, movers) - c->latency_ns - c->overhead_ns - copy_ns(p, bytes, bytes));
+}
+
+/* The inputs a reducer reads, `peers` of `per_peer` bytes, and their
+ * reduction. Staged on a staged lane (`staged` bytes by each owner), read
+ * in place: the sum runs on the lines as they arrive, the longer of the two
+ * counts. Else transfers block by block, each reduced after it. */
+static inline double reduce_inputs_ns(const pricing *p, lane_id l, double staged, double per_peer, double peers,
+                                      int movers)
+{
+    double reduce = peers * reduce_all_ns(p, per_peer);
+    if (!lane_can(l, LANE_CAP_STAGED))
+        return peers * xfer_blocks(p, l, per_peer, movers) + reduce;
+    return staging_fixed_ns(p, l, staged) + staging_ns(p, staged, movers) +
+           maxd(reduce, peers * staged_crossing_ns(p, l, per_peer, movers) * node_share(p));
+}
 static inline double log_ceil(int n, int base)
 {
     double d = 0;
