@@ -1642,8 +1642,20 @@ static void check_large_count_bindings(void)
          * repeats: a repeat may go to the host where a first call does not
          * (the tune's times on unchanged inputs). */
         call_uniform(&classic, s, r1, count, counts, displs);
-        int by_shoal = call_uniform(&classic, s, r1, count, counts, displs);
-        int large_by_shoal = call_uniform(&large, s, r2, count, counts, displs);
+        /* A communicator's first collectives are the host's (SHOAL_COMM_WARMUP,
+         * which the soak keeps): where the warm-up ends between the two
+         * bindings' calls (seed 1433559930 at 3 ranks), the classic call
+         * after the large-count one differs from the one before, and the
+         * three are made again, as every rank agrees. */
+        int by_shoal, large_by_shoal;
+        for (int tries = 0;; tries++) {
+            by_shoal = call_uniform(&classic, s, r1, count, counts, displs);
+            large_by_shoal = call_uniform(&large, s, r2, count, counts, displs);
+            int steady = by_shoal == call_uniform(&classic, s, r1, count, counts, displs), all_steady = 0;
+            PMPI_Allreduce(&steady, &all_steady, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+            if (all_steady || tries == 3)
+                break;
+        }
         if (by_shoal != large_by_shoal)
             report(&large, world_rank, by_shoal ? "the _c binding passed to the host" : "the _c binding reached shoal",
                    0, "where the classic binding did not");
