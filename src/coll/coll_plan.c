@@ -102,7 +102,7 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
 
 /* The power of two at or below bytes (0 for 0): the size class a plan's
  * log line names. */
-static size_t size_klass(size_t bytes) { return bytes ? (size_t)1 << (63 - __builtin_clzll(bytes)) : 0; }
+static size_t size_klass(size_t bytes) { return bytes ? (size_t)1 << core_log2_floor(bytes) : 0; }
 
 /* Whether the log line of `said` (0: shoal's plan, 1: the host's run) for
  * this collective would say something its last few did not; remembers it.

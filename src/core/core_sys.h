@@ -54,4 +54,7 @@ static inline void core_cpu_relax(void)
 
 static inline size_t core_align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+/* The exponent of the largest power of two at or below v (0 for 0 and 1). */
+static inline int core_log2_floor(size_t v) { return v ? 63 - __builtin_clzll((unsigned long long)v) : 0; }
+
 #endif

@@ -152,7 +152,7 @@ static void agree_prices(shim_comm *sc)
  * above. */
 static int size_class(size_t bytes)
 {
-    int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    int k = core_log2_floor(bytes);
     return k < 40 ? k : 40;
 }
 

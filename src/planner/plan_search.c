@@ -481,7 +481,7 @@ size_t plan_size_class(size_t bytes)
 {
     if (bytes < 16)
         return bytes;
-    int top = 63 - __builtin_clzll((unsigned long long)bytes);
+    int top = core_log2_floor(bytes);
     return bytes & ~(((size_t)1 << (top - 3)) - 1);
 }
 
