@@ -12,6 +12,26 @@ static lane_note *note_of(const lane_ctx *ctx, int rank)
     return &ctx->notes[(size_t)rank * LANE_ROUNDS + (size_t)ctx->parity];
 }
 
+/* Most bytes of an exposure whose lines the next round claims ahead. */
+#define CELLS_CLAIM_MAX 4096
+
+/* Asks for the lines the next round will write where this one wrote len
+ * bytes at `at` (in a note, or in this round's staging area), in a writable
+ * state: a peer read them LANE_ROUNDS rounds before, and this rank's stores
+ * into them would otherwise wait for their invalidation in the next call,
+ * the store queue stalled behind each (0.2-0.3 us of a 256-byte scatter's
+ * root where a line crosses the machine in 0.37 us). Between calls readers
+ * are done with them; beyond CELLS_CLAIM_MAX bytes the copy's own time
+ * dwarfs the stall, and rounds follow each other within a call. */
+static void claim_next_round(const lane_ctx *ctx, const char *at, size_t len, size_t round_stride)
+{
+    if (len > CELLS_CLAIM_MAX)
+        return;
+    const char *next = ctx->parity + 1 < LANE_ROUNDS ? at + round_stride : at - (LANE_ROUNDS - 1) * round_stride;
+    for (size_t l = 0; l < len; l += CORE_CACHELINE)
+        core_prefetch_for_write(next + l);
+}
+
 /* Where this round's staging area is free, with room for len bytes. */
 static char *staging_room(lane_ctx *ctx, size_t len)
 {
@@ -30,6 +50,7 @@ static void *cells_expose_area(lane_ctx *ctx, size_t len)
 static void cells_expose_commit(lane_ctx *ctx, size_t len)
 {
     lane_note *note = note_of(ctx, ctx->me);
+    const char *staged = NULL;
     if (len <= LANE_INLINE_MAX) {
         note->inline_len = (uint32_t)len + 1;
     } else {
@@ -39,10 +60,14 @@ static void cells_expose_commit(lane_ctx *ctx, size_t len)
         memcpy(note->bytes, lane_staging_of(ctx, ctx->me) + ctx->stage_used, LANE_NOTE_HEAD);
         note->inline_len = 0;
         note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
+        staged = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
         ctx->stage_used += core_align_up(len, CORE_CACHELINE);
     }
     /* Last: the stamp makes the rest valid. */
     atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+    claim_next_round(ctx, (char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len, sizeof *note);
+    if (staged)
+        claim_next_round(ctx, staged, len, ctx->stage_stride);
 }
 
 static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
@@ -57,6 +82,7 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     char *at = staging_room(ctx, len);
     if (len)
         memcpy(at, buf, len);
+    claim_next_round(ctx, at, len, ctx->stage_stride);
     lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
     s->addr = ctx->stage_used;
     s->len = len;
