@@ -201,6 +201,14 @@ static inline char *lane_staging_of(const lane_ctx *ctx, int rank)
     return ctx->staging + ((size_t)rank * LANE_ROUNDS + (size_t)ctx->parity) * ctx->stage_stride;
 }
 
+/* The next round's copy of a per-round area, for `at` in this round's
+ * (the areas lie `stride` bytes apart, LANE_ROUNDS of them in a row: a
+ * rank's notes, its staging areas). */
+static inline const char *lane_next_round_at(const lane_ctx *ctx, const char *at, size_t stride)
+{
+    return ctx->parity + 1 < LANE_ROUNDS ? at + stride : at - (LANE_ROUNDS - 1) * stride;
+}
+
 /* Starts a round on the given buffer: my staging area is empty again. */
 static inline void lane_begin_round(lane_ctx *ctx, int parity)
 {

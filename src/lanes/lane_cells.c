@@ -27,7 +27,7 @@ static void claim_next_round(const lane_ctx *ctx, const char *at, size_t len, si
 {
     if (len > CELLS_CLAIM_MAX)
         return;
-    const char *next = ctx->parity + 1 < LANE_ROUNDS ? at + round_stride : at - (LANE_ROUNDS - 1) * round_stride;
+    const char *next = lane_next_round_at(ctx, at, round_stride);
     for (size_t l = 0; l < len; l += CORE_CACHELINE)
         core_prefetch_for_write(next + l);
 }
@@ -65,7 +65,7 @@ static void cells_expose_commit(lane_ctx *ctx, size_t len)
     }
     /* Last: the stamp makes the rest valid. */
     atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
-    claim_next_round(ctx, (char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len, sizeof *note);
+    claim_next_round(ctx, (const char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len, sizeof *note);
     if (staged)
         claim_next_round(ctx, staged, len, ctx->stage_stride);
 }

@@ -207,6 +207,28 @@ static void check_plan_cache(void)
     free(in), free(out);
 }
 
+/* The cells lane claims, once a round is stamped, the lines the next round
+ * will write: lane_next_round_at must name the same place in the next
+ * round's note and staging area, wrapping from the last round buffer to
+ * the first. */
+static void check_next_round_layout(void)
+{
+    lane_ctx ctx = team.lane; /* a copy: the team's own rounds stay as they are */
+    for (int parity = 0; parity < LANE_ROUNDS; parity++) {
+        int next = (parity + 1) % LANE_ROUNDS;
+        lane_begin_round(&ctx, parity);
+        const char *note = (const char *)&ctx.notes[(size_t)me * LANE_ROUNDS + (size_t)parity];
+        const char *area = lane_staging_of(&ctx, me) + 3 * CORE_CACHELINE;
+        const char *note_next = lane_next_round_at(&ctx, note + 16, sizeof(lane_note));
+        const char *area_next = lane_next_round_at(&ctx, area, ctx.stage_stride);
+        lane_begin_round(&ctx, next);
+        CHECK(note_next == (const char *)&ctx.notes[(size_t)me * LANE_ROUNDS + (size_t)next] + 16,
+              "rank %d/%d: the note after round buffer %d is not buffer %d's", me, n, parity, next);
+        CHECK(area_next == lane_staging_of(&ctx, me) + 3 * CORE_CACHELINE,
+              "rank %d/%d: the staging area after round buffer %d is not buffer %d's", me, n, parity, next);
+    }
+}
+
 /* One process of the team: every check under one lane / algorithm setting. */
 static int run_rank(core_segment *seg, const char *lanes, const char *algo, int cores)
 {
@@ -239,6 +261,7 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
         check_moves(40000, call % n);
     }
     check_plan_cache();
+    check_next_round_layout();
     coll_team_close(&team);
     return unit_failures;
 }
