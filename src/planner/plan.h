@@ -213,6 +213,13 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max);
  * 0.42-2.7x of Open MPI's over the cells, 0.96-2.0x over cma), and the
  * start-up probe's figures cannot see which period a job will run in. */
 #define PLAN_SINGLE_COPY_BAND 0.15
+/* Blocks below this keep the cheapest lane: the band's evidence is from
+ * 32 KiB, and below it single copy's fixed cost (a system call, 1.2-2 us
+ * to its first byte on the VM) is most of its time, which a slow period
+ * does not change. With the probe's slow-period figures (cells 3.4 GB/s)
+ * the band took single copy for an 8 KiB scatter at np 2 that then ran
+ * 0.80x of MPICH 4's, where the cells ran 1.00x. */
+#define PLAN_SINGLE_COPY_BAND_MIN (32 * 1024)
 /* Whether collective c only moves blocks (each read by one rank): the
  * collectives the guard band above applies to. */
 bool plan_moves_blocks(core_coll c);

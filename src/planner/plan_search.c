@@ -492,12 +492,13 @@ bool plan_moves_blocks(core_coll c)
 }
 
 /* PLAN_SINGLE_COPY_BAND: the first single-copy candidate to the front where
- * it is within the band of a staged cheapest (a call of no bytes, priced 0
- * on every lane, keeps the cheapest). */
+ * it is within the band of a staged cheapest, for blocks of at least
+ * PLAN_SINGLE_COPY_BAND_MIN (a call of no bytes, priced 0 on every lane,
+ * keeps the cheapest). */
 static void prefer_single_copy(const plan_query *q, plan_candidate *c, int k, bool either)
 {
-    if (!plan_moves_blocks(q->coll) || k < 2 || c[0].excluded || c[0].ns <= 0 || c[0].stripe != LANE_COUNT ||
-        !lane_can(c[0].lane, LANE_CAP_STAGED))
+    if (!plan_moves_blocks(q->coll) || q->bytes < PLAN_SINGLE_COPY_BAND_MIN || k < 2 || c[0].excluded || c[0].ns <= 0 ||
+        c[0].stripe != LANE_COUNT || !lane_can(c[0].lane, LANE_CAP_STAGED))
         return;
     for (int j = 1; j < k; j++) {
         if (c[j].excluded || c[j].stripe != LANE_COUNT || !lane_can(c[j].lane, LANE_CAP_SINGLE_COPY) ||
