@@ -57,10 +57,10 @@ static void cells_expose_commit(lane_ctx *ctx, size_t len)
         /* The head goes into the note's first line too: a reader whose
          * bytes lie there (a table at the front, a small block) takes them
          * from the line it has just polled. */
-        memcpy(note->bytes, lane_staging_of(ctx, ctx->me) + ctx->stage_used, LANE_NOTE_HEAD);
+        staged = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
+        memcpy(note->bytes, staged, LANE_NOTE_HEAD);
         note->inline_len = 0;
         note->staged_at = (uint32_t)(ctx->stage_used / CORE_CACHELINE);
-        staged = lane_staging_of(ctx, ctx->me) + ctx->stage_used;
         ctx->stage_used += core_align_up(len, CORE_CACHELINE);
     }
     /* Last: the stamp makes the rest valid. */
