@@ -92,8 +92,13 @@ double plan_pull_ns(const pricing *p, lane_id l, lane_id stripe, double share)
                         buffer_copy_ns(p, S) + copy_ns(p, (n - 1) * S, (n - 1) * S) + window_handoffs_ns(p, n * S));
         /* on a two-sided lane the root sends every other block itself */
         return root_shared_ns(p, l, 0) + (lane_can(l, LANE_CAP_TWO_SIDED) && n > 2 ? (n - 2) * xfer(p, l, S, 1) : 0);
-    default: /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
-        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + buffer_copy_ns(p, S) * 0.5 * node_share(p);
+    default: { /* allgather, alltoall: every rank reads n-1 blocks; its own copy half overlaps */
+        double own = buffer_copy_ns(p, S) * 0.5 * node_share(p);
+        bool one_block = q->coll == CORE_COLL_ALLGATHER || q->coll == CORE_COLL_ALLGATHERV;
+        if (one_block && stripe == LANE_COUNT) /* every reader reads the block each rank exposes */
+            return xfer_shared_block(p, l, S, ppn, (int)n - 1) + own;
+        return (n - 1) * xfer_striped(p, l, stripe, share, S, ppn) + own;
+    }
     }
 }
 
@@ -227,7 +232,11 @@ static double gathered_everywhere_ns(const pricing *p, lane_id l, const plan_can
 {
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
-    return sync_all(p, p->q->n) + (n - 1) * (xfer(p, l, S, team_ppn(p->q)) + reduce_all_ns(p, S) + reread_ns(p, S));
+    int ppn = team_ppn(p->q), readers = (int)n - 1;
+    /* allreduce reads every rank's one input; reduce_scatter a block of it per reader */
+    double moves =
+        p->q->coll == CORE_COLL_ALLREDUCE ? xfer_shared_block(p, l, S, ppn, readers) : readers * xfer(p, l, S, ppn);
+    return sync_all(p, p->q->n) + moves + readers * (reduce_all_ns(p, S) + reread_ns(p, S));
 }
 
 static double rsb_own_ns(const pricing *p, lane_id l,

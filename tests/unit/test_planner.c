@@ -486,6 +486,40 @@ static plan_query grid_query(core_coll c, size_t bytes, int n, int cores)
         .coll = c, .bytes = bytes, .n = n, .ppn = n, .cores = cores, .window = 128 << 10, .usable = {true, true, true}};
 }
 
+/* An allgather's owner stages its block once for every reader; an
+ * alltoall's owner stages a block per reader. Over the cells at n ranks the
+ * allgather costs the alltoall's time less n-2 owner copies (each half a
+ * transfer past its fixed part); at 2 ranks the two are the same, and single
+ * copy, which stages nothing, prices them alike at every n. */
+static void test_staged_once(void)
+{
+    plan_model_reload();
+    const size_t sizes[] = {4 << 10, 64 << 10, 1 << 20};
+    const int counts[] = {2, 3, 4, 8};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            int n = counts[j];
+            plan_query all = grid_query(CORE_COLL_ALLGATHER, sizes[i], n, 2);
+            plan_query each = grid_query(CORE_COLL_ALLTOALL, sizes[i], n, 2);
+            double gathered = candidate_ns(&all, PLAN_MOVE_PULL, LANE_CELLS);
+            double exchanged = candidate_ns(&each, PLAN_MOVE_PULL, LANE_CELLS);
+            double cma_gathered = candidate_ns(&all, PLAN_MOVE_PULL, LANE_CMA);
+            double cma_exchanged = candidate_ns(&each, PLAN_MOVE_PULL, LANE_CMA);
+            CHECK(gathered > 0 && exchanged > 0, "allgather/alltoall of %zu bytes at n %d: priced %g and %g ns",
+                  sizes[i], n, gathered, exchanged);
+            if (n == 2)
+                CHECK(fabs(gathered - exchanged) < 1e-6 * exchanged,
+                      "at 2 ranks allgather (%g ns) and alltoall (%g) over the cells are one transfer", gathered,
+                      exchanged);
+            else
+                CHECK(gathered < exchanged * (1 - 0.2 * (n - 2) / (n - 1)),
+                      "allgather of %zu bytes at n %d over the cells: %g ns, alltoall %g; the owner stages once",
+                      sizes[i], n, gathered, exchanged);
+            CHECK(fabs(cma_gathered - cma_exchanged) < 1e-6 * cma_exchanged,
+                  "single copy stages nothing: allgather %g ns, alltoall %g at n %d", cma_gathered, cma_exchanged, n);
+        }
+}
+
 /* A staged reduction reads its inputs from the owners' cores: what the
  * cells lane's transfer costs beyond the owner's copy in. With the figures
  * the start-up probe measured on the 2-core VM in its fast spells (cores
@@ -1412,6 +1446,7 @@ int main(void)
     test_repeats();
     test_unchanged_saves_one_copy();
     test_staged_overlap();
+    test_staged_once();
     test_node_segments();
     test_node_routes();
     test_node_rails();
