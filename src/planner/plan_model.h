@@ -30,7 +30,7 @@
 #include "core.h"
 #include "lane.h"
 
-#define PLAN_TUNING_VERSION 9
+#define PLAN_TUNING_VERSION 10
 #define PLAN_MAX_FACTORS 4096
 
 /* The host MPI's own run of a collective, measured by shoal tune: its
