@@ -46,7 +46,7 @@ static void allreduce_sliced_put(coll_team *t, const lane_ops *lane, const char 
                                  size_t esize, core_reduce_fn fn)
 {
     int n = t->n, me = t->me;
-    coll_round_begin(t, true);
+    coll_round_begin(t, true, false);
     lane->expose(&t->lane, 0, src, count * esize);
     lane->expose(&t->lane, 1, dst, count * esize);
     uint64_t exposed = coll_next_epoch(t);
@@ -80,7 +80,7 @@ static void allreduce_sliced(coll_team *t, const lane_ops *lane, const char *src
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
-        coll_round_begin(t, true);
+        coll_round_begin(t, true, false);
         lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
         coll_post(t, exposed);

@@ -16,7 +16,7 @@ static void bcast_flat_shared(coll_team *t, const lane_ops *lane, void *buf, siz
 {
     int n = t->n;
     size_t split = bytes / (size_t)n * (size_t)(n - 1) / CORE_CACHELINE * CORE_CACHELINE;
-    coll_round_begin(t, true);
+    coll_round_begin(t, true, false);
     lane->expose(&t->lane, 0, buf, bytes);
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
     coll_post(t, exposed);
@@ -66,7 +66,7 @@ static void bcast_k_ary(coll_team *t, const coll_choice *ch, void *buf, size_t b
     uint64_t base = t->epoch;
 
     if (lane->single_copy) {
-        coll_round_begin(t, true);
+        coll_round_begin(t, true, false);
         lane->expose(&t->lane, 0, buf, bytes);
         if (parent < 0) {
             coll_post(t, base + nchunks);
@@ -87,7 +87,7 @@ static void bcast_k_ary(coll_team *t, const coll_choice *ch, void *buf, size_t b
 
     for (size_t c = 0; c < nchunks; c++) {
         size_t off = c * chunk, len = min_size(chunk, bytes - off);
-        coll_round_begin(t, has_children);
+        coll_round_begin(t, has_children, c + 1 == nchunks && parent < 0);
         if (parent >= 0) {
             coll_wait_exposed(t, lane, parent, 0, t->epoch + 1, 0, len);
             lane->fetch(&t->lane, parent, 0, 0, (char *)buf + off, len);

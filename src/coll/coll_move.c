@@ -120,7 +120,7 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
     for (size_t r = 0; r < rounds; r++) {
         size_t lo = r * (chunk == SIZE_MAX ? 0 : chunk);
         size_t hi = chunk == SIZE_MAX ? SIZE_MAX : lo + chunk;
-        coll_round_begin(t, m->nout > 0 || (lane->two_sided && m->nxfer > 0));
+        coll_round_begin(t, m->nout > 0 || (lane->two_sided && m->nxfer > 0), r + 1 == rounds && !reads);
         for (int i = 0; i < m->nout; i++) {
             const coll_out *o = &m->out[i];
             size_t part = o->len > lo ? min_size(o->len - lo, hi - lo) : 0;
@@ -152,7 +152,7 @@ void coll_move(coll_team *t, const lane_ops *lane, const coll_moves *m)
  * tail. Each reader splits its own ranges, so owners need not agree. */
 static void move_striped(coll_team *t, const lane_ops *lane, const lane_ops *stripe, double share, const coll_moves *m)
 {
-    coll_round_begin(t, true);
+    coll_round_begin(t, true, m->nxfer == 0);
     for (int i = 0; i < m->nout; i++)
         lane->expose(&t->lane, m->out[i].slot, m->out[i].buf, m->out[i].len);
     request_xfers(t, stripe, m, share);
@@ -187,7 +187,7 @@ void coll_move_paired(coll_team *t, const coll_choice *ch, const coll_moves *sma
     const lane_ops *lane = ch->lane, *big = ch->large_lane;
     bool exposes = small->nout > 0 || large->nout > 0;
     bool reads = small->nxfer > 0 || large->nxfer > 0;
-    coll_round_begin(t, exposes);
+    coll_round_begin(t, exposes, !reads);
     for (int i = 0; i < small->nout; i++)
         lane->expose(&t->lane, small->out[i].slot, small->out[i].buf, small->out[i].len);
     for (int i = 0; i < large->nout; i++)
@@ -228,7 +228,7 @@ void coll_move_v(coll_team *t, const coll_choice *ch, const coll_moves *m, int r
      * which knows every size, exposes its verdict in its note: whether all
      * of them fit, so have arrived, or a sized move follows. */
     size_header verdict = 0;
-    coll_round_begin(t, true);
+    coll_round_begin(t, true, false);
     if (is_root) {
         verdict = size_header_of(m->max_len, coll_fits_eager(t, ch, m->max_len));
         lane->expose(&t->lane, 0, &verdict, sizeof verdict);
@@ -331,7 +331,7 @@ static void move_packed_split(coll_team *t, const coll_choice *ch, const coll_mo
     const lane_ops *lane = ch->lane, *big = ch->large_lane;
     size_t small_max = split_small_max(t, ch);
     bool exposes = root < 0 || t->me == root, reads = root < 0 || t->me != root, exposes_big = false;
-    coll_round_begin(t, exposes);
+    coll_round_begin(t, exposes, !reads);
     if (exposes) {
         expose_packed(t, ch, m, small_max);
         for (int i = 0; i < m->nout; i++)
@@ -382,7 +382,7 @@ void coll_move_packed(coll_team *t, const coll_choice *ch, const coll_moves *m, 
      * every rank reads the same headers (its own included), so all agree. */
     bool packed = true;
     size_t longest = 0;
-    coll_round_begin(t, exposes);
+    coll_round_begin(t, exposes, false);
     if (exposes) {
         size_header h = expose_packed(t, ch, m, SIZE_MAX);
         packed = header_with_blocks(h), longest = header_longest(h);

@@ -30,7 +30,7 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
         size_t k = min_size(per, count - base);
         /* The root reads its own input where it is: exposing it would be a
          * wasted copy into the cells. */
-        coll_round_begin(t, t->me != root);
+        coll_round_begin(t, t->me != root, base + per >= count && t->me != root);
         if (t->me != root)
             lane->expose(&t->lane, 0, src + base * esize, k * esize);
         uint64_t exposed = coll_next_epoch(t);
@@ -68,7 +68,7 @@ static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, cha
         size_t k = min_size(per, count - base), bytes = k * esize;
         const char *mine = src + base * esize;
         uint64_t ready = t->epoch + 1;
-        coll_round_begin(t, exposes);
+        coll_round_begin(t, exposes, base + per >= count && !has_children);
         if (has_children) {
             /* Rank 0 as the root writes straight into the result. */
             char *acc = me == root ? dst + base * esize : partial;
@@ -127,7 +127,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
         size_t k = min_size(per, count - base);
-        coll_round_begin(t, true);
+        coll_round_begin(t, true, false);
         lane->expose(&t->lane, 0, src + base * esize, k * esize);
         if (push && me == root)
             lane->expose(&t->lane, 1, dst + base * esize, k * esize);

@@ -44,7 +44,7 @@ static void reduce_own_blocks(coll_team *t, const lane_ops *lane, const char *sr
     size_t per = coll_round_elements(t, lane, largest, esize, (size_t)n);
     uint64_t done = 0;
     for (size_t base = 0; base < largest; base += per) {
-        coll_round_begin(t, true);
+        coll_round_begin(t, true, false);
         for (int b = 0; b < n; b++) {
             size_t k = base < BLOCK_COUNT(b) ? min_size(per, BLOCK_COUNT(b) - base) : 0;
             lane->expose(&t->lane, b, k ? src + (BLOCK_FIRST(b) + base) * esize : src, k * esize);

@@ -94,7 +94,7 @@ size_t coll_round_elements(coll_team *t, const lane_ops *lane, size_t count, siz
 uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char *in, size_t in_bytes, size_t off,
                                  size_t k, size_t esize, core_reduce_fn fn, char *out)
 {
-    coll_round_begin(t, true);
+    coll_round_begin(t, true, false);
     lane->expose(&t->lane, 0, in, in_bytes);
     uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
     /* A rank with nothing to reduce (a reduce_scatter block of 0 elements)

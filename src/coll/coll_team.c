@@ -101,12 +101,16 @@ void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_
         coll_wait_exposed(t, lane, coll_rank_plus(t->me, i, t->n), slot, e, off, len);
 }
 
-void coll_round_begin(coll_team *t, bool exposing)
+void coll_round_begin(coll_team *t, bool exposing, bool idle_after)
 {
     int buffer = (int)(t->round % LANE_ROUNDS);
     if (exposing && t->reuse_epoch[buffer])
         coll_wait_all(t, t->reuse_epoch[buffer]);
     lane_begin_round(&t->lane, buffer);
+    /* Idle only once every reader of the next round's buffer is known done
+     * with it: a staged lane may then claim its lines without taking one a
+     * reader still copies. */
+    t->lane.idle_after_round = idle_after && t->all_seen >= t->reuse_epoch[(buffer + 1) % LANE_ROUNDS];
 }
 
 void *coll_temp(coll_team *t, size_t size)

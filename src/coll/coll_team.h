@@ -239,7 +239,10 @@ void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_
 
 /* ---- rounds ---- */
 
-void coll_round_begin(coll_team *t, bool exposing);
+/* idle_after: the call's last round, in which this rank reads nothing: it
+ * has time to spare before it next writes a round buffer, in a later call
+ * (lane_ctx.idle_after_round). */
+void coll_round_begin(coll_team *t, bool exposing, bool idle_after);
 /* readers_done: the epoch at which every reader of this round has finished. */
 static inline void coll_round_end(coll_team *t, uint64_t readers_done)
 {

@@ -100,6 +100,8 @@ typedef struct lane_ctx {
     size_t stage_stride;    /* bytes between two staging areas */
     size_t stage_size;      /* usable bytes of one staging area */
     int parity;             /* the current round's buffer: round % LANE_ROUNDS */
+    bool idle_after_round;  /* this rank reads nothing more in this call, and the readers of the next
+                               round's buffer are known done with it (coll_round_begin) */
     size_t stage_used;      /* bytes of my staging area taken this round */
     size_t cma_chunk;       /* most bytes one process_vm_* call moves */
     lane_request *requests; /* [n][LANE_ROUNDS][nrequests] two-sided lanes' requests */

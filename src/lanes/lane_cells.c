@@ -12,20 +12,26 @@ static lane_note *note_of(const lane_ctx *ctx, int rank)
     return &ctx->notes[(size_t)rank * LANE_ROUNDS + (size_t)ctx->parity];
 }
 
-/* Most bytes of an exposure whose lines the next round claims ahead. */
+/* Most bytes of an exposure whose lines the next round claims ahead: in
+ * any round, and in one after which the rank is idle until a later call. */
 #define CELLS_CLAIM_MAX 4096
+#define CELLS_CLAIM_IDLE_MAX 65536
 
 /* Asks for the lines the next round will write where this one wrote len
  * bytes at `at` (in a note, or in this round's staging area), in a writable
  * state: a peer read them LANE_ROUNDS rounds before, and this rank's stores
  * into them would otherwise wait for their invalidation in the next call,
  * the store queue stalled behind each (0.2-0.3 us of a 256-byte scatter's
- * root where a line crosses the machine in 0.37 us). Between calls readers
- * are done with them; beyond CELLS_CLAIM_MAX bytes the copy's own time
- * dwarfs the stall, and rounds follow each other within a call. */
+ * root where a line crosses the machine in 0.37 us). Where lines cross
+ * cores slowly that stall outweighs the copy: on a 2-core Xeon VM, bcast,
+ * scatter and gather of 8-64 KiB over the cells ran 1.2-1.6x faster under
+ * OSU's loop with the claim beyond 4 KiB. But a claim competes with what
+ * the rank does next: before a read of its own (allgather, alltoall) or the
+ * next round of the same call it cost 5-15 %, so beyond CELLS_CLAIM_MAX
+ * only a rank idle after the round (lane_ctx.idle_after_round) claims. */
 static void claim_next_round(const lane_ctx *ctx, const char *at, size_t len, size_t round_stride)
 {
-    if (len > CELLS_CLAIM_MAX)
+    if (len > (ctx->idle_after_round ? CELLS_CLAIM_IDLE_MAX : CELLS_CLAIM_MAX))
         return;
     const char *next = lane_next_round_at(ctx, at, round_stride);
     for (size_t l = 0; l < len; l += CORE_CACHELINE)

@@ -229,6 +229,24 @@ static void check_next_round_layout(void)
     }
 }
 
+/* A round marks its rank idle after it (the cells claim the next round's
+ * lines then) only where the caller says so and every reader of the next
+ * round's buffer is known done with it. */
+static void check_idle_after_round(void)
+{
+    coll_team copy = team; /* the team's own rounds stay as they are */
+    int next = (int)((copy.round + 1) % LANE_ROUNDS);
+    copy.all_seen = 10; /* every peer is known to have reached epoch 10 */
+    copy.reuse_epoch[next] = 10;
+    coll_round_begin(&copy, false, true);
+    CHECK(copy.lane.idle_after_round, "rank %d/%d: an idle last round with its next buffer free is not idle", me, n);
+    coll_round_begin(&copy, false, false);
+    CHECK(!copy.lane.idle_after_round, "rank %d/%d: a round the caller did not call idle is", me, n);
+    copy.reuse_epoch[next] = 11;
+    coll_round_begin(&copy, false, true);
+    CHECK(!copy.lane.idle_after_round, "rank %d/%d: idle while a reader of the next buffer may still copy it", me, n);
+}
+
 /* One process of the team: every check under one lane / algorithm setting. */
 static int run_rank(core_segment *seg, const char *lanes, const char *algo, int cores)
 {
@@ -262,6 +280,7 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
     }
     check_plan_cache();
     check_next_round_layout();
+    check_idle_after_round();
     coll_team_close(&team);
     return unit_failures;
 }
