@@ -59,10 +59,15 @@ static inline double crowding(lane_id l, int movers, double region)
     return maxd(1, (movers + 1) / (2 * regions));
 }
 
-/* Below this, a single-copy transfer's fixed costs (a system call, the
- * pages it pins) hide what the cache saves: on the 16-core Xeon, repeated
- * bcast, scatter and gather of 16-32 KiB at np 2 ran 0.65-0.97x of MPICH
- * over cma where the cells had run 1.0-1.5x. */
+/* Below this call size (the query's bytes), a single-copy transfer's fixed
+ * costs (a system call, the pages it pins) hide what the cache saves: on the
+ * 16-core Xeon, repeated bcast, scatter and gather of 16-32 KiB at np 2 ran
+ * 0.65-0.97x of MPICH over cma where the cells had run 1.0-1.5x. The call's
+ * size, not each transfer's: a sliced reduce of 128 KiB at np 2 reads
+ * slices of 51 and 77 KiB, in cache on a repeat as much as flat's whole
+ * input; judged per transfer, flat looked 1.5x cheaper on unchanged inputs
+ * and was taken at 64-512 KiB, where under OSU's method it ran 0.71-0.92x of
+ * Open MPI and sliced 0.98-1.08x (2-core Xeon VM). */
 #define PLAN_UNCHANGED_MIN (64 * 1024)
 
 /* Lane l moving `bytes` with `movers` at once. On unchanged inputs
@@ -79,8 +84,8 @@ static inline double lane_time(const pricing *p, lane_id l, double bytes, int mo
 {
     const lane_cost *c = &p->m->lane[l];
     double fresh = plan_lane_time(c, bytes, movers);
-    if (p->q->inputs != PLAN_INPUTS_UNCHANGED || bytes < PLAN_UNCHANGED_MIN || !lane_can(l, LANE_CAP_SINGLE_COPY) ||
-        lane_can(l, LANE_CAP_TWO_SIDED))
+    if (p->q->inputs != PLAN_INPUTS_UNCHANGED || p->q->bytes < PLAN_UNCHANGED_MIN ||
+        !lane_can(l, LANE_CAP_SINGLE_COPY) || lane_can(l, LANE_CAP_TWO_SIDED))
         return fresh;
     double footprint = 2 * bytes * (p->q->n > 2 ? p->q->n : 2);
     double cache_saves = copy_ns(p, bytes, HUGE_VAL) - copy_ns(p, bytes, footprint);

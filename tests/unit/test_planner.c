@@ -956,6 +956,41 @@ static void test_unchanged_saves_one_copy(void)
     tuning_file_done(path);
 }
 
+/* Whether a repeat finds its inputs in cache is judged by the call's size,
+ * not by each transfer's: a sliced reduce reads slices smaller than the
+ * message, in cache as much as flat's whole input. Below PLAN_UNCHANGED_MIN
+ * no candidate is priced lower on unchanged inputs. */
+static void test_unchanged_by_call_size(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = 40, m.copy_mem_bw = 10;
+    CHECK(plan_model_save(&m, path) == 0, "save");
+    plan_model_reload();
+    const size_t sizes[] = {32 << 10, 128 << 10}; /* either side of PLAN_UNCHANGED_MIN, 64 KiB */
+    for (int si = 0; si < 2; si++) {
+        plan_query q = grid_query(CORE_COLL_REDUCE, sizes[si], 2, 2);
+        q.inputs = PLAN_INPUTS_EITHER;
+        plan_candidate c[64];
+        int k = plan_candidates(&q, c, 64), sliced_cma = 0;
+        for (int i = 0; i < k; i++) {
+            if (si == 0)
+                CHECK(close_to(c[i].unchanged_ns, c[i].ns, 1e-12), "reduce %zu: %s over %s unchanged %g, fresh %g",
+                      sizes[si], plan_algo_name(c[i].algo), plan_lane_name(c[i].lane), c[i].unchanged_ns, c[i].ns);
+            if (c[i].algo == PLAN_REDUCE_SLICED && c[i].lane == LANE_CMA && c[i].stripe == LANE_COUNT) {
+                sliced_cma++;
+                if (si == 1)
+                    CHECK(c[i].unchanged_ns < c[i].ns * 0.9, "reduce %zu sliced over cma: unchanged %g, fresh %g",
+                          sizes[si], c[i].unchanged_ns, c[i].ns);
+            }
+        }
+        CHECK(sliced_cma == 1, "reduce %zu: %d sliced candidates over cma", sizes[si], sliced_cma);
+    }
+    tuning_file_done(path);
+}
+
 static void test_tables(void)
 {
     int count;
@@ -1445,6 +1480,7 @@ int main(void)
     test_blockwise_reads();
     test_repeats();
     test_unchanged_saves_one_copy();
+    test_unchanged_by_call_size();
     test_staged_overlap();
     test_staged_once();
     test_node_segments();
