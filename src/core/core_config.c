@@ -272,8 +272,8 @@ static const core_setting settings[] = {
      .value = 1,
      .shared = true,
      .default_text = "`1`",
-     .description = "without a tuning file, MPI_Init measures the node's copy and lane rates (a few ms, node ranks "
-                    "0 and 1); `0`: the built-in figures"},
+     .description = "without a tuning file, MPI_Init measures the node's copy and lane rates (a few ms, node rank 0 "
+                    "and a rank on another CPU); `0`: the built-in figures"},
     {.name = "SHOAL_SHMEM_GLOBALS",
      .kind = CORE_SETTING_BOOL,
      FIELD(shmem_globals),

@@ -23,6 +23,49 @@ int core_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* A CPU of mask other than `not` (-1: none), `prefer` if it may be; -1 if none. */
+static int cpu_of(const cpu_set_t *mask, int prefer, int not )
+{
+    if (prefer >= 0 && prefer < CPU_SETSIZE && prefer != not &&CPU_ISSET(prefer, mask))
+        return prefer;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (c != not &&CPU_ISSET(c, mask))
+            return c;
+    return -1;
+}
+
+bool core_cpus_apart(const void *a, int prefer_a, const void *b, int prefer_b, int *ca, int *cb)
+{
+    const cpu_set_t *ma = a, *mb = b;
+    /* a's preferred CPU first; failing that, any CPU of a that leaves b one. */
+    int first = cpu_of(ma, prefer_a, -1);
+    if (first >= 0 && cpu_of(mb, prefer_b, first) < 0)
+        first = cpu_of(ma, -1, first);
+    int second = first >= 0 ? cpu_of(mb, prefer_b, first) : -1;
+    if (second < 0)
+        return false;
+    *ca = first;
+    *cb = second;
+    return true;
+}
+
+int core_cpus_partner(const void *masks, int n)
+{
+    const cpu_set_t *m = masks;
+    for (int r = 1; r < n; r++) {
+        cpu_set_t shared;
+        CPU_AND(&shared, &m[0], &m[r]);
+        if (CPU_COUNT(&shared) == 0)
+            return r;
+    }
+    for (int r = 1; r < n; r++) {
+        int a, b;
+        if (core_cpus_apart(&m[0], -1, &m[r], -1, &a, &b))
+            return r;
+    }
+    return -1;
+}
+
 uint64_t core_now_ns(void)
 {
     struct timespec ts;

@@ -21,6 +21,19 @@
 /* Cores this process may run on (its affinity mask), at least 1. */
 int core_cpu_count(void);
 
+/* Two different CPUs, *ca from mask a and *cb from mask b, taking prefer_a
+ * and prefer_b (-1: none) where they may be taken. False when there are no
+ * such two: both masks hold the same one CPU, or one is empty. Masks are
+ * cpu_set_t (sched.h), passed as void * so that callers need not see it. */
+bool core_cpus_apart(const void *a, int prefer_a, const void *b, int prefer_b, int *ca, int *cb);
+
+/* Of n processes with affinity masks masks[0..n) (cpu_set_t, empty where
+ * unknown), the first after the first that can run beside it: one sharing
+ * none of its CPUs, else one that may run on a CPU other than one of its;
+ * -1 where none can (every one bound to the first one's only CPU). Two
+ * processes timed on one core would time the scheduler's hand-offs. */
+int core_cpus_partner(const void *masks, int n);
+
 /* Monotonic time in nanoseconds. */
 uint64_t core_now_ns(void);
 

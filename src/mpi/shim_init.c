@@ -57,18 +57,24 @@ static void learn_node(void)
     MPI_Comm node;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return;
-    PMPI_Comm_size(node, &shim_node_ranks);
-    if (on_kernel > shim_node_ranks)
-        shim_node_ranks = on_kernel;
-    cpu_set_t mine, all;
+    int node_size = 1;
+    PMPI_Comm_size(node, &node_size);
+    shim_node_ranks = on_kernel > node_size ? on_kernel : node_size;
+    cpu_set_t mine, all, *masks = malloc((size_t)node_size * sizeof *masks);
+    if (!masks)
+        core_fatal("out of memory for %d affinity masks", node_size);
     CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof mine, &mine) != 0)
         CPU_ZERO(&mine);
-    PMPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node);
+    PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, masks, (int)sizeof mine, MPI_BYTE, node);
+    CPU_ZERO(&all);
+    for (int r = 0; r < node_size; r++)
+        CPU_OR(&all, &all, &masks[r]);
     shim_node_cores = CPU_COUNT(&all);
     if (shim_node_cores < 1)
         shim_node_cores = core_cpu_count();
-    shim_probe_startup(node);
+    shim_probe_startup(node, masks);
+    free(masks);
     PMPI_Comm_free(&node);
 }
 

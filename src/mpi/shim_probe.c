@@ -371,42 +371,32 @@ typedef struct probe_figures {
     double took_ms;
 } probe_figures;
 
-/* A CPU of mask other than `not` (-1: none), the current one if it may. */
-static int cpu_in(const cpu_set_t *mask, int not )
-{
-    int now = sched_getcpu();
-    if (now >= 0 && now != not &&CPU_ISSET(now, mask))
-        return now;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (c != not &&CPU_ISSET(c, mask))
-            return c;
-    return -1;
-}
-
 /* Where the node's ranks take turns on cores and nothing binds the two
  * apart, the scheduler may leave both on one core for the whole probe (seen
  * on a 2-core VM: every hand-off then costs a waiter's whole spin). So each
- * keeps to one CPU of its own affinity mask, the two different, until
- * unpin_pair; never a CPU its mask excludes. True, on both alike, when they
- * did. Collective over the pair. */
+ * keeps to one CPU of its own affinity mask, the two different, until the
+ * probe ends; never a CPU its mask excludes, and the one it runs on where
+ * it may. True, on both alike, when they did; false also where their masks
+ * keep them apart already. Collective over the pair. */
 static bool pin_apart(MPI_Comm pair_comm, int rank, cpu_set_t *saved)
 {
-    int mine = -1;
-    if (sched_getaffinity(0, sizeof *saved, saved) == 0 && CPU_COUNT(saved) > 0)
-        mine = cpu_in(saved, -1);
-    int first = mine;
-    PMPI_Bcast(&first, 1, MPI_INT, 0, pair_comm);
-    if (rank == 1 && first >= 0 && mine >= 0)
-        mine = cpu_in(saved, first);
-    /* [0]: this rank has a CPU of its own to keep to; [1]: it is bound to
-     * one already. Both bound (and so apart, or [0] would fail): nothing to do. */
-    int state[2] = {mine >= 0, CPU_COUNT(saved) == 1}, both[2] = {0, 0};
-    PMPI_Allreduce(state, both, 2, MPI_INT, MPI_LAND, pair_comm);
-    if (!both[0] || both[1])
+    struct {
+        cpu_set_t mask;
+        int cpu;
+    } mine = {.cpu = sched_getcpu()}, both[2];
+    if (sched_getaffinity(0, sizeof mine.mask, &mine.mask) != 0)
+        CPU_ZERO(&mine.mask);
+    *saved = mine.mask;
+    PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, both, (int)sizeof mine, MPI_BYTE, pair_comm);
+    cpu_set_t shared;
+    CPU_AND(&shared, &both[0].mask, &both[1].mask);
+    int cpu[2];
+    if (CPU_COUNT(&shared) == 0 ||
+        !core_cpus_apart(&both[0].mask, both[0].cpu, &both[1].mask, both[1].cpu, &cpu[0], &cpu[1]))
         return false;
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(mine, &one);
+    CPU_SET(cpu[rank], &one);
     int failed = sched_setaffinity(0, sizeof one, &one) != 0, any = 0;
     PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_LOR, pair_comm);
     if (any && !failed)
@@ -414,7 +404,7 @@ static bool pin_apart(MPI_Comm pair_comm, int rank, cpu_set_t *saved)
     return !any;
 }
 
-/* Ranks 0 and 1 of the node measure on a team of their own. */
+/* Node rank 0 and its partner (core_cpus_partner) measure on a team of their own. */
 static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
 {
     probe_figures fig = {0};
@@ -531,7 +521,7 @@ static probe_figures measure_pair_plausibly(MPI_Comm pair_comm, int rank)
     }
 }
 
-void shim_probe_startup(MPI_Comm node)
+void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
 {
     int size = 1, rank = 0;
     PMPI_Comm_size(node, &size);
@@ -546,17 +536,32 @@ void shim_probe_startup(MPI_Comm node)
             core_log_once("SHOAL_PROBE=0: the planner uses built-in figures");
         return;
     }
+    /* Two ranks on one core would time the scheduler's hand-offs, not the
+     * lanes: with 4 ranks on a 2-core VM, node ranks 0 and 1 bound to one
+     * CPU measured the cells' first byte after 300 us, not 0.2, and the
+     * planner sent small collectives to the host's point-to-point (bcast
+     * of 8 B in 2.4 us against the host's 0.3). */
+    int partner = core_cpus_partner(masks, size);
+    if (partner < 0) {
+        core_log_once("every rank of the node may run only on CPU %d, so no two can be timed apart: the planner uses "
+                      "built-in figures",
+                      sched_getcpu());
+        return;
+    }
+    core_log_debug(1, "the probe times node ranks 0 and %d%s", partner,
+                   partner == 1 ? "" : " (node rank 1 may run only where rank 0 runs)");
+    bool measures = rank == 0 || rank == partner;
     MPI_Comm pair_comm;
-    PMPI_Comm_split(node, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair_comm);
+    PMPI_Comm_split(node, measures ? 0 : MPI_UNDEFINED, rank, &pair_comm);
     probe_figures fig = {0};
     if (pair_comm != MPI_COMM_NULL) {
-        fig = measure_pair_plausibly(pair_comm, rank);
+        fig = measure_pair_plausibly(pair_comm, rank == 0 ? 0 : 1);
         shim_comm_forget(pair_comm); /* its team is parked for a later communicator of the two */
         PMPI_Comm_free(&pair_comm);
     }
     MPI_Request req;
     PMPI_Ibcast(&fig, (int)sizeof fig, MPI_BYTE, 0, node, &req);
-    complete(&req, rank >= 2);
+    complete(&req, !measures);
     if (!fig.ok) {
         core_log_once("no shared memory to probe the node with: the planner uses built-in figures");
         return;

@@ -11,6 +11,7 @@
 #define SHOAL_SHIM_PROBE_H
 
 #include <mpi.h>
+#include <sched.h>
 #include <stdbool.h>
 
 #include "lane.h"
@@ -78,9 +79,11 @@ void shim_probe_core(shim_node_probe *p, plan_model *m);
  * Collective over timing.comm; the same result on every rank. */
 void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]);
 
-/* MPI_Init's probe: when no tuning file was read (SHOAL_PROBE), ranks 0 and
- * 1 of the node measure the core and the shared-memory lanes and every rank
- * of the node plans with those figures. Collective over node. */
-void shim_probe_startup(MPI_Comm node);
+/* MPI_Init's probe: when no tuning file was read (SHOAL_PROBE), node rank 0
+ * and a rank that can run beside it on another CPU measure the core and the
+ * shared-memory lanes, and every rank of the node plans with those figures.
+ * masks: every node rank's affinity mask, in node rank order. Collective
+ * over node. */
+void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks);
 
 #endif

@@ -9,6 +9,12 @@
  *   probe_check settings   one rank has another SHOAL_ALGO: shoal is off on
  *                          every rank, nothing hangs, results are right
  *   probe_check disable    SHOAL_DISABLE=1 on one rank only: the same
+ *   probe_check apart      (4 ranks or more) ranks 0 and 1 keep to one CPU,
+ *                          the others to another, before MPI_Init: the probe
+ *                          times rank 0 with rank 2, which runs beside it
+ *                          (SHOAL_VERBOSE says which ranks; the test reads it)
+ *   probe_check onecpu     every rank keeps to one CPU: no probe (no two
+ *                          ranks can run at once), the built-in figures
  *   probe_check model      after MPI_Init one rank plans with other figures:
  *                          a communicator made then goes to the host MPI on
  *                          every rank; one made once they agree again is
@@ -18,6 +24,7 @@
  * model. */
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +105,42 @@ static int on_a_dup(void)
     return ran;
 }
 
+/* Before MPI_Init: this process keeps to the first of the CPUs it may run
+ * on if first_cpu, else to the second (CPUs 0 and 1 where the launcher bound
+ * it to one); exits 77 (skipped) where it cannot. */
+static void keep_to_cpu(bool first_cpu)
+{
+    cpu_set_t mask, one;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0 || CPU_COUNT(&mask) < 2) {
+        CPU_ZERO(&mask);
+        CPU_SET(0, &mask);
+        CPU_SET(1, &mask);
+    }
+    int seen = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &mask) || seen++ != (first_cpu ? 0 : 1))
+            continue;
+        CPU_ZERO(&one);
+        CPU_SET(c, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) {
+            fprintf(stderr, "probe_check: skipped, cannot keep to CPU %d\n", c);
+            exit(77);
+        }
+        return;
+    }
+}
+
+/* Every rank plans with the built-in figures. */
+static void check_builtin(int rank, const char *why)
+{
+    const plan_model *m = plan_model_get();
+    plan_model defaults;
+    plan_model_defaults(&defaults);
+    expect(m->origin == PLAN_ORIGIN_DEFAULTS, rank, why);
+    expect(plan_model_fingerprint(m) == plan_model_fingerprint(&defaults), rank, "the figures are the built-in ones");
+    expect(on_a_dup() == 9, rank, "shoal runs every checked collective");
+}
+
 static bool plausible(double v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
 
 /* Every rank's model has the same fingerprint as this one's. */
@@ -134,16 +177,6 @@ static void check_probe(int rank)
     const lane_cost *host = &m->lane[LANE_HOST];
     expect(!memcmp(host, &defaults.lane[LANE_HOST], sizeof *host), rank, "the host lane keeps its built-in figures");
     expect(on_a_dup() == 9, rank, "shoal runs every checked collective with probed figures");
-}
-
-static void check_defaults(int rank)
-{
-    const plan_model *m = plan_model_get();
-    plan_model defaults;
-    plan_model_defaults(&defaults);
-    expect(m->origin == PLAN_ORIGIN_DEFAULTS, rank, "SHOAL_PROBE=0 leaves the built-in figures");
-    expect(plan_model_fingerprint(m) == plan_model_fingerprint(&defaults), rank, "the figures are the built-in ones");
-    expect(on_a_dup() == 9, rank, "shoal runs every checked collective");
 }
 
 /* Before MPI_Init: a tuning file with figures unlike the defaults, one per
@@ -201,6 +234,10 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "settings")) {
         if (launcher_rank() == 1)
             setenv("SHOAL_ALGO", "bcast:tree", 1);
+    } else if (!strcmp(mode, "apart")) {
+        keep_to_cpu(launcher_rank() < 2);
+    } else if (!strcmp(mode, "onecpu")) {
+        keep_to_cpu(true);
     } else if (!strcmp(mode, "disable")) {
         if (launcher_rank() == 1)
             setenv("SHOAL_DISABLE", "1", 1);
@@ -215,10 +252,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (!strcmp(mode, "probe"))
+    if (!strcmp(mode, "probe") || !strcmp(mode, "apart"))
         check_probe(rank);
     else if (!strcmp(mode, "defaults"))
-        check_defaults(rank);
+        check_builtin(rank, "SHOAL_PROBE=0 leaves the built-in figures");
+    else if (!strcmp(mode, "onecpu"))
+        check_builtin(rank, "ranks on one CPU leave the built-in figures");
     else if (!strcmp(mode, "file"))
         check_file(rank, path);
     else if (!strcmp(mode, "settings") || !strcmp(mode, "disable"))
@@ -227,7 +266,7 @@ int main(int argc, char **argv)
         check_model(rank);
     else {
         if (rank == 0)
-            fprintf(stderr, "usage: probe_check probe|defaults|file|settings|disable|model\n");
+            fprintf(stderr, "usage: probe_check probe|apart|onecpu|defaults|file|settings|disable|model\n");
         MPI_Finalize();
         return 2;
     }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench_run.h"
+#include "core_sys.h"
 #include "shoal.h"
 
 static void read_cpu_model(char *out, size_t len)
@@ -122,7 +123,8 @@ void machine_collect(struct bench_context *ctx, int argc, char **argv)
 }
 
 /* Ping-pong on two cache lines of a shared window: world rank 0 stores a
- * count in one line, rank 1 waits for it and echoes it in the other. The
+ * count in one line, a rank of its node waits for it and echoes it in the
+ * other. The
  * minimum over batches of half a round trip is the one-way latency. The
  * waits give up after a deadline (ranks oversubscribed, or descheduled), in
  * which case the latency is unknown and the bound leaves it out. */
@@ -173,16 +175,43 @@ void machine_measure_core_latency(struct bench_context *ctx)
         return;
     MPI_Comm node;
     PMPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_rank;
+    int node_rank, node_size;
     PMPI_Comm_rank(node, &node_rank);
-    /* World ranks 0 and 1 must share a node: compare their node's leader. */
-    int leader_world_rank = node_rank == 0 ? ctx->rank : -1;
-    PMPI_Allreduce(MPI_IN_PLACE, &leader_world_rank, 1, MPI_INT, MPI_MAX, node);
-    int leaders[2] = {-1, -1};
-    if (ctx->rank < 2)
-        leaders[ctx->rank] = leader_world_rank;
-    PMPI_Allreduce(MPI_IN_PLACE, leaders, 2, MPI_INT, MPI_MAX, ctx->comm);
-    bool same_node = leaders[0] == leaders[1];
+    PMPI_Comm_size(node, &node_size);
+    /* World rank 0 (node rank 0 of its node) and a rank of its node that
+     * can run on another CPU (core_cpus_partner): where ranks outnumber
+     * cores, world rank 1 may be bound to rank 0's core, and the ping-pong
+     * then timed the scheduler (23 us for 4 ranks on a 2-core VM). Where
+     * their masks overlap, the two keep to a CPU each while they measure. */
+    cpu_set_t *masks = calloc((size_t)node_size, sizeof *masks), saved;
+    if (!masks) {
+        fprintf(stderr, "shoal-bench: out of memory\n");
+        PMPI_Abort(ctx->comm, 2);
+    }
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0)
+        CPU_ZERO(&saved);
+    PMPI_Allgather(&saved, (int)sizeof saved, MPI_BYTE, masks, (int)sizeof saved, MPI_BYTE, node);
+    int partner = core_cpus_partner(masks, node_size);
+    int cpu[2] = {-1, -1};
+    cpu_set_t shared;
+    if (partner > 0) {
+        CPU_AND(&shared, &masks[0], &masks[partner]);
+        if (CPU_COUNT(&shared) == 0 || !core_cpus_apart(&masks[0], -1, &masks[partner], -1, &cpu[0], &cpu[1]))
+            cpu[0] = cpu[1] = -1;
+    }
+    free(masks);
+    bool pinned = false;
+    int pair_rank = node_rank == 0 ? 0 : node_rank == partner ? 1 : -1;
+    if (pair_rank >= 0 && cpu[pair_rank] >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu[pair_rank], &one);
+        pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+    /* World rank 0 is the node's rank 0 on its node only. */
+    int world_rank0_here = ctx->rank == 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &world_rank0_here, 1, MPI_INT, MPI_MAX, node);
+    bool measures = world_rank0_here && pair_rank >= 0 && partner > 0;
 
     struct pingpong_lines *lines = NULL;
     MPI_Win win;
@@ -201,7 +230,7 @@ void machine_measure_core_latency(struct bench_context *ctx)
     PMPI_Barrier(ctx->comm);
 
     double best = -1;
-    if (same_node && ctx->rank < 2) {
+    if (measures) {
         double deadline = now_seconds() + LATENCY_DEADLINE_S;
         uint64_t count = 0;
         bool ok = true;
@@ -209,7 +238,7 @@ void machine_measure_core_latency(struct bench_context *ctx)
             double start = now_seconds();
             for (int k = 0; k < LATENCY_ROUND_TRIPS && ok; k++) {
                 count++;
-                if (ctx->rank == 0) {
+                if (pair_rank == 0) {
                     atomic_store_explicit(&lines->ping, count, memory_order_release);
                     ok = wait_for(&lines->pong, count, lines, deadline);
                 } else {
@@ -225,6 +254,8 @@ void machine_measure_core_latency(struct bench_context *ctx)
             best = -1;
     }
     PMPI_Win_unlock_all(win);
+    if (pinned)
+        sched_setaffinity(0, sizeof saved, &saved);
     PMPI_Barrier(ctx->comm);
     PMPI_Win_free(&win);
     PMPI_Comm_free(&node);
