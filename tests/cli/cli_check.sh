@@ -117,6 +117,12 @@ sed 's/"machine": "[^"]*"/"machine": "another machine, 4096 cores"/' "$tmp/tunin
 SHOAL_TUNING_FILE=$tmp/foreign.json expect 0 "another machine" -- "$shoal" explain allreduce 64K -np 2
 SHOAL_TUNING_FILE=$tmp/foreign.json expect 0 "figures: built-in defaults" -- "$shoal" explain allreduce 64K -np 2
 expect 2 "needs at least 2 ranks" -- "${launch[@]}" -np 1 "$shoal" tune --quick -o "$tmp/one.json"
+# Two ranks that may run only on one CPU would time the scheduler: refused,
+# no file written.
+one_cpu=$(awk '/^Cpus_allowed_list/ { split($2, c, "[-,]"); print c[1] }' /proc/self/status)
+expect 2 "ranks 0 and 1 may run only on one CPU" -- "${launch[@]}" -np 2 taskset -c "$one_cpu" "$shoal" tune --quick \
+  -o "$tmp/one-cpu.json"
+[ -e "$tmp/one-cpu.json" ] && fail "tune on one CPU wrote a tuning file"
 
 # evaluate on a small grid, then the report from both files.
 SHOAL_TUNING_FILE=$tmp/tuning.json expect 0 "" -- "${launch[@]}" -np 2 "$shoal" evaluate -m 4:1K \

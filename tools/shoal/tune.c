@@ -16,16 +16,38 @@
  * (tune_link.c) and adds it to the file; a later tune on one node keeps it. */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_sys.h"
 #include "measure.h"
 #include "plan_fit.h"
 #include "shim_comm.h"
 #include "shim_probe.h"
 #include "shoal_cli.h"
 #include "tune_link.h"
+
+/* The CPU that both ranks of a tuning pair are bound to, when their
+ * affinity masks leave them no two CPUs (core_cpus_apart); else -1, also
+ * outside a pair (pair NULL). Collective over pair. */
+static int pair_on_one_cpu(MPI_Comm pair)
+{
+    if (pair == MPI_COMM_NULL)
+        return -1;
+    cpu_set_t masks[2], mine;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        CPU_ZERO(&mine);
+    PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, masks, (int)sizeof mine, MPI_BYTE, pair);
+    int a, b;
+    if (CPU_COUNT(&masks[0]) == 0 || CPU_COUNT(&masks[1]) == 0 || core_cpus_apart(&masks[0], -1, &masks[1], -1, &a, &b))
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &masks[0]))
+            return c;
+    return -1;
+}
 
 #define MAX_SAMPLES 512
 #define MAX_CALIB 4096
@@ -484,6 +506,14 @@ int tune_main(int argc, char **argv)
         if (!p->pair)
             measure_fail("tune: shoal does not handle a two-rank communicator here");
     }
+    int stuck_cpu = pair_on_one_cpu(pair_comm);
+    int first_stuck = stuck_cpu >= 0 ? tn->rank : tn->size;
+    PMPI_Allreduce(MPI_IN_PLACE, &first_stuck, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first_stuck < tn->size)
+        measure_fail_all(
+            "tune: ranks %d and %d may run only on one CPU between them, so their transfers would time "
+            "the scheduler's hand-offs, not the lanes; bind one rank to each core (or none) and tune again",
+            first_stuck / 2 * 2, first_stuck / 2 * 2 + 1);
     for (int l = 0; l < LANE_COUNT; l++) {
         int mine = tn->world->team.lanes[l] && (!p->pair || p->pair->team.lanes[l]), all = 0;
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
