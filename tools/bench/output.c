@@ -46,8 +46,8 @@ void output_preamble(const struct bench_context *ctx)
     if (f->core_latency_us > 0)
         printf("# core-to-core cache-line latency (one way): %.3f us\n", f->core_latency_us);
     else
-        printf("# core-to-core cache-line latency: not measured (ranks 0 and 1 on "
-               "different nodes, or descheduled)\n");
+        printf("# core-to-core cache-line latency: not measured (no rank on rank 0's node that may run on "
+               "another CPU, or descheduled)\n");
     if (ctx->opt->method == METHOD_OSU)
         printf("# method: osu (collectives: the same buffers call after call, untouched, a barrier after each "
                "call; the paths alternate in blocks of calls)\n");
