@@ -548,8 +548,7 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
                       sched_getcpu());
         return;
     }
-    core_log_debug(1, "the probe times node ranks 0 and %d%s", partner,
-                   partner == 1 ? "" : " (node rank 1 may run only where rank 0 runs)");
+    core_log_debug(1, "the probe times node ranks 0 and %d", partner);
     bool measures = rank == 0 || rank == partner;
     MPI_Comm pair_comm;
     PMPI_Comm_split(node, measures ? 0 : MPI_UNDEFINED, rank, &pair_comm);

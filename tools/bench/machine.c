@@ -124,10 +124,10 @@ void machine_collect(struct bench_context *ctx, int argc, char **argv)
 
 /* Ping-pong on two cache lines of a shared window: world rank 0 stores a
  * count in one line, a rank of its node waits for it and echoes it in the
- * other. The
- * minimum over batches of half a round trip is the one-way latency. The
- * waits give up after a deadline (ranks oversubscribed, or descheduled), in
- * which case the latency is unknown and the bound leaves it out. */
+ * other. The minimum over batches of half a round trip is the one-way
+ * latency. The waits give up after a deadline (ranks oversubscribed, or
+ * descheduled), in which case the latency is unknown and the bound leaves
+ * it out. */
 #define LATENCY_BATCHES 20
 #define LATENCY_ROUND_TRIPS 500
 #define LATENCY_DEADLINE_S 2.0
