@@ -49,15 +49,19 @@ bool core_cpus_apart(const void *a, int prefer_a, const void *b, int prefer_b, i
     return true;
 }
 
+bool core_cpus_disjoint(const void *a, const void *b)
+{
+    cpu_set_t shared;
+    CPU_AND(&shared, (const cpu_set_t *)a, (const cpu_set_t *)b);
+    return CPU_COUNT(&shared) == 0;
+}
+
 int core_cpus_partner(const void *masks, int n)
 {
     const cpu_set_t *m = masks;
-    for (int r = 1; r < n; r++) {
-        cpu_set_t shared;
-        CPU_AND(&shared, &m[0], &m[r]);
-        if (CPU_COUNT(&shared) == 0)
+    for (int r = 1; r < n; r++)
+        if (core_cpus_disjoint(&m[0], &m[r]))
             return r;
-    }
     for (int r = 1; r < n; r++) {
         int a, b;
         if (core_cpus_apart(&m[0], -1, &m[r], -1, &a, &b))

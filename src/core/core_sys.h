@@ -26,6 +26,8 @@ int core_cpu_count(void);
  * such two: both masks hold the same one CPU, or one is empty. Masks are
  * cpu_set_t (sched.h), passed as void * so that callers need not see it. */
 bool core_cpus_apart(const void *a, int prefer_a, const void *b, int prefer_b, int *ca, int *cb);
+/* Whether masks a and b (cpu_set_t) share no CPU: the two never meet on one. */
+bool core_cpus_disjoint(const void *a, const void *b);
 
 /* Of n processes with affinity masks masks[0..n) (cpu_set_t, empty where
  * unknown), the first after the first that can run beside it: one sharing

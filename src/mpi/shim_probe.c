@@ -388,10 +388,8 @@ static bool pin_apart(MPI_Comm pair_comm, int rank, cpu_set_t *saved)
         CPU_ZERO(&mine.mask);
     *saved = mine.mask;
     PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, both, (int)sizeof mine, MPI_BYTE, pair_comm);
-    cpu_set_t shared;
-    CPU_AND(&shared, &both[0].mask, &both[1].mask);
     int cpu[2];
-    if (CPU_COUNT(&shared) == 0 ||
+    if (core_cpus_disjoint(&both[0].mask, &both[1].mask) ||
         !core_cpus_apart(&both[0].mask, both[0].cpu, &both[1].mask, both[1].cpu, &cpu[0], &cpu[1]))
         return false;
     cpu_set_t one;

@@ -193,12 +193,9 @@ void machine_measure_core_latency(struct bench_context *ctx)
     PMPI_Allgather(&saved, (int)sizeof saved, MPI_BYTE, masks, (int)sizeof saved, MPI_BYTE, node);
     int partner = core_cpus_partner(masks, node_size);
     int cpu[2] = {-1, -1};
-    cpu_set_t shared;
-    if (partner > 0) {
-        CPU_AND(&shared, &masks[0], &masks[partner]);
-        if (CPU_COUNT(&shared) == 0 || !core_cpus_apart(&masks[0], -1, &masks[partner], -1, &cpu[0], &cpu[1]))
-            cpu[0] = cpu[1] = -1;
-    }
+    if (partner > 0 && (core_cpus_disjoint(&masks[0], &masks[partner]) ||
+                        !core_cpus_apart(&masks[0], -1, &masks[partner], -1, &cpu[0], &cpu[1])))
+        cpu[0] = cpu[1] = -1;
     free(masks);
     bool pinned = false;
     int pair_rank = node_rank == 0 ? 0 : node_rank == partner ? 1 : -1;

@@ -29,24 +29,20 @@
 #include "shoal_cli.h"
 #include "tune_link.h"
 
-/* The CPU that both ranks of a tuning pair are bound to, when their
- * affinity masks leave them no two CPUs (core_cpus_apart); else -1, also
- * outside a pair (pair NULL). Collective over pair. */
-static int pair_on_one_cpu(MPI_Comm pair)
+/* Whether both ranks of a tuning pair are bound so that they have no two
+ * CPUs between them (core_cpus_apart); false outside a pair (pair NULL) or
+ * where a mask cannot be read. Collective over pair. */
+static bool pair_on_one_cpu(MPI_Comm pair)
 {
     if (pair == MPI_COMM_NULL)
-        return -1;
+        return false;
     cpu_set_t masks[2], mine;
     if (sched_getaffinity(0, sizeof mine, &mine) != 0)
         CPU_ZERO(&mine);
     PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, masks, (int)sizeof mine, MPI_BYTE, pair);
     int a, b;
-    if (CPU_COUNT(&masks[0]) == 0 || CPU_COUNT(&masks[1]) == 0 || core_cpus_apart(&masks[0], -1, &masks[1], -1, &a, &b))
-        return -1;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &masks[0]))
-            return c;
-    return -1;
+    return CPU_COUNT(&masks[0]) > 0 && CPU_COUNT(&masks[1]) > 0 &&
+           !core_cpus_apart(&masks[0], -1, &masks[1], -1, &a, &b);
 }
 
 #define MAX_SAMPLES 512
@@ -506,8 +502,7 @@ int tune_main(int argc, char **argv)
         if (!p->pair)
             measure_fail("tune: shoal does not handle a two-rank communicator here");
     }
-    int stuck_cpu = pair_on_one_cpu(pair_comm);
-    int first_stuck = stuck_cpu >= 0 ? tn->rank : tn->size;
+    int first_stuck = pair_on_one_cpu(pair_comm) ? tn->rank : tn->size;
     PMPI_Allreduce(MPI_IN_PLACE, &first_stuck, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (first_stuck < tn->size)
         measure_fail_all(
