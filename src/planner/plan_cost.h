@@ -20,6 +20,7 @@ typedef struct pricing {
 } pricing;
 
 static inline double maxd(double a, double b) { return a > b ? a : b; }
+static inline double mind(double a, double b) { return a < b ? a : b; }
 /* One core copies `bytes` while streaming through `footprint` bytes of buffers. */
 static inline double copy_ns(const pricing *p, double bytes, double footprint)
 {
@@ -110,11 +111,17 @@ static inline double xfer_crowded(const pricing *p, lane_id l, double bytes, int
      * the first window overlaps, half its time hidden. The lane's figures,
      * timed within one window, are the two copies one after the other. (A
      * 1 MiB bcast over the cells at np 2: 27-34 us priced so, 18-22
-     * measured; 17 priced with the overlap.) */
+     * measured; 17 priced with the overlap.) Past half the cache the two
+     * copies stream through memory and contend for it instead: fresh bcast
+     * over the cells at np 2 ran 1.8x Open MPI at 1 MiB, 1.6x at 2 and
+     * 1.4x at 4, gather 1.3, 1.0 and 0.9x, where single copy held 1.4-2.1x
+     * (2-core Xeon VM, 2 MiB L2). */
     double window = (double)p->q->window;
     if (window > 0 && bytes > window && plan_cpu_share(2 * movers, p->q->cores) <= 1) {
         double first = lane_time(p, l, window, movers) * slowdown;
-        t = first + (t - first) / 2;
+        double streams = maxd(window, p->m->cache_bytes / 2), overlapped = mind(bytes, streams);
+        double upto = overlapped < bytes ? lane_time(p, l, overlapped, movers) * slowdown : t;
+        t = first + (upto - first) / 2 + (t - upto);
     }
     return t + window_handoffs_ns(p, bytes);
 }
