@@ -15,7 +15,7 @@ static void allgather_common(coll_team *t, core_coll coll, const void *sbuf, siz
         longest = max_size(longest, rbytes[p]);
     if (longest == 0)
         return;
-    const coll_choice *ch = coll_plan(t, coll, longest);
+    const coll_choice *ch = coll_plan_reading(t, coll, longest, sbuf ? sbuf : (char *)rbuf + roffs[me], rbytes[me]);
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);
     coll_moves m = {.out = out, .nout = 1, .xfer = xf, .max_out = 1, .max_len = longest, .only_peer = -1};

@@ -124,7 +124,7 @@ void coll_allreduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, co
     const char *src = sbuf ? sbuf : rbuf;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    const coll_choice *ch = coll_plan(t, CORE_COLL_ALLREDUCE, count * esize);
+    const coll_choice *ch = coll_plan_reading(t, CORE_COLL_ALLREDUCE, count * esize, src, count * esize);
     allreduce_fn run = allreduce_algorithms[ch->plan.algo];
     if (ch->lane->two_sided) /* no views: the inputs must move */
         run = allreduce_gathered;

@@ -133,7 +133,7 @@ void coll_bcast(coll_team *t, void *buf, size_t bytes, int root)
 {
     if (bytes == 0 || t->n == 1)
         return;
-    const coll_choice *ch = coll_plan(t, CORE_COLL_BCAST, bytes);
+    const coll_choice *ch = coll_plan_reading(t, CORE_COLL_BCAST, bytes, t->me == root ? buf : NULL, bytes);
     bcast_fn run = bcast_algorithms[ch->plan.algo];
     (run ? run : bcast_tree)(t, ch, buf, bytes, root);
 }

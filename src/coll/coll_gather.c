@@ -74,7 +74,9 @@ static void gatherv_split(coll_team *t, const coll_choice *ch, const void *sbuf,
 static void gather_common(coll_team *t, core_coll coll, const void *sbuf, size_t sbytes, void *rbuf,
                           const size_t *rbytes, const size_t *roffs, int root, size_t plan_bytes)
 {
-    const coll_choice *ch = coll_plan(t, coll, plan_bytes);
+    /* Gatherv's sizes differ by rank: no one input size to compare. */
+    const coll_choice *ch = coll == CORE_COLL_GATHER ? coll_plan_reading(t, coll, plan_bytes, sbuf, sbuf ? sbytes : 0)
+                                                     : coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     bool v = coll == CORE_COLL_GATHERV;
     if (v && coll_splits_by_size(ch)) {

@@ -13,6 +13,16 @@ static inline size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
  * stays valid for the whole call: a plan made inside it (another
  * collective on the team) replaces a less recently used entry. */
 const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes);
+/* The same for a call that reads in_len bytes at `in` on this rank (NULL:
+ * none of its own). A repeat of the size the collective's last call had
+ * may read the very bytes that call read, still in the readers' caches, or
+ * bytes written anew; where the planner's choices for the two differ (from
+ * COLL_ASK_INPUTS_MIN bytes), every rank says whether its input changed
+ * since the last call (a sample of it differs), and the call takes the
+ * choice for what they say. */
+const coll_choice *coll_plan_reading(coll_team *t, core_coll coll, size_t bytes, const void *in, size_t in_len);
+#define COLL_ASK_INPUTS_MIN 4096
+#define COLL_ASK_SKIP_MAX 63
 
 /* One exposed buffer of this rank. */
 typedef struct coll_out {

@@ -49,20 +49,36 @@ static coll_choice resolved(const coll_team *t, const plan_choice *plan)
     return ch;
 }
 
-/* The cached choice, valid until a plan on t replaces it (see coll_plan).
- * commit: this call runs, and the next of the same size is a repeat; a
- * look before the call (coll_host_faster) leaves that to the call. */
-static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, bool commit)
+/* Whether a repeat's choice depends on whether its inputs changed: then
+ * the ranks are asked (coll_any) before it runs. Where the choices for
+ * fresh and for unchanged inputs differ, the least-regret one loses in one
+ * of the two states (on the 2-core Xeon VM, a scatter of 16 KiB over the
+ * cells ran 0.6-0.8x Open MPI under OSU's loop, over cma 1.0-1.1x; with
+ * inputs written anew it was the other way round), and asking costs a step
+ * on the repeats that ask, fewer and fewer of them (coll_plan_reading). */
+static bool worth_asking(const plan_query *q)
+{
+    if (q->bytes < COLL_ASK_INPUTS_MIN || q->coll == CORE_COLL_BARRIER)
+        return false;
+    plan_query fresh_q = *q, same_q = *q;
+    fresh_q.inputs = PLAN_INPUTS_FRESH;
+    same_q.inputs = PLAN_INPUTS_UNCHANGED;
+    plan_choice fresh = plan_choose(&fresh_q), same = plan_choose(&same_q);
+    return fresh.algo != same.algo || fresh.lane != same.lane || fresh.stripe != same.stripe;
+}
+
+/* The cached choice for inputs, valid until a plan on t replaces it (see
+ * coll_plan). hot: a collective's own call, which its next call checks
+ * first. */
+static const coll_choice *planned(coll_team *t, core_coll coll, size_t bytes, plan_inputs inputs, bool hot_ok)
 {
     /* Configuration and model generations start at 1 once read. */
     unsigned gen = core_config_generation() * 65599u + plan_model_generation() + 1;
-    plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
-    if (commit)
-        t->last_bytes[coll] = bytes + 1;
     uint64_t now = ++t->plan_clock;
     size_t raw = bytes;
     coll_plan_entry *hot = &t->plan_cache[t->plan_hot[coll].entry];
-    if (t->plan_hot[coll].bytes == raw && hot->generation == gen && hot->coll == coll && hot->inputs == inputs) {
+    if (hot_ok && t->plan_hot[coll].bytes == raw && hot->generation == gen && hot->coll == coll &&
+        hot->inputs == inputs) {
         hot->used = now; /* its size class is the one the same size had */
         return &hot->choice;
     }
@@ -72,8 +88,10 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
         coll_plan_entry *e = &set[w];
         if (e->generation == gen && e->coll == coll && e->bytes == bytes && e->inputs == inputs) {
             e->used = now;
-            t->plan_hot[coll].entry = (int)(e - t->plan_cache);
-            t->plan_hot[coll].bytes = raw;
+            if (hot_ok) {
+                t->plan_hot[coll].entry = (int)(e - t->plan_cache);
+                t->plan_hot[coll].bytes = raw;
+            }
             return &e->choice;
         }
         if (last_use(e, gen) < last_use(victim, gen))
@@ -95,9 +113,39 @@ static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, boo
     /* The model may have been read just now: take its generation after. */
     *victim = (coll_plan_entry){
         core_config_generation() * 65599u + plan_model_generation() + 1, coll, bytes, inputs, now, resolved(t, &ch)};
-    t->plan_hot[coll].entry = (int)(victim - t->plan_cache);
-    t->plan_hot[coll].bytes = raw;
+    victim->choice.ask_inputs = inputs == PLAN_INPUTS_EITHER && worth_asking(&q);
+    if (hot_ok) {
+        t->plan_hot[coll].entry = (int)(victim - t->plan_cache);
+        t->plan_hot[coll].bytes = raw;
+    }
     return &victim->choice;
+}
+
+/* The cached choice for a call (planned). commit: this call runs, and the
+ * next of the same size is a repeat; a look before the call
+ * (coll_host_faster) leaves that to the call. */
+static const coll_choice *choose(coll_team *t, core_coll coll, size_t bytes, bool commit)
+{
+    plan_inputs inputs = t->last_bytes[coll] == bytes + 1 ? PLAN_INPUTS_EITHER : PLAN_INPUTS_FRESH;
+    if (commit)
+        t->last_bytes[coll] = bytes + 1;
+    return planned(t, coll, bytes, inputs, true);
+}
+
+/* A sample of a call's input: where it is, its length, and 16 words spread
+ * over it, mixed. Two calls with the same sample most likely read the very
+ * bytes (a program that writes its input anew writes other values). */
+static uint64_t input_sample(const void *in, size_t len)
+{
+    const char *at = in;
+    uint64_t h = ((uint64_t)(uintptr_t)in ^ len) * 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 16; i++) {
+        uint64_t word;
+        memcpy(&word, at + (len - sizeof word) / 15 * (size_t)i, sizeof word);
+        h = (h ^ word) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 29;
+    }
+    return h;
 }
 
 /* The power of two at or below bytes (0 for 0): the size class a plan's
@@ -153,9 +201,53 @@ bool coll_host_faster(coll_team *t, core_coll coll, size_t bytes)
     return ch->host_faster;
 }
 
-const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
+static const coll_choice *take_choice(coll_team *t, core_coll coll, size_t bytes, const coll_choice *ch);
+
+const coll_choice *coll_plan_reading(coll_team *t, core_coll coll, size_t bytes, const void *in, size_t in_len)
 {
     const coll_choice *ch = choose(t, coll, bytes, true);
+    /* Where a repeat of this size would ask, every call leaves a sample of
+     * its input for the next (a rank without one has nothing to change). */
+    const coll_choice *repeat = ch->plan.inputs == PLAN_INPUTS_EITHER ? ch
+                                : bytes >= COLL_ASK_INPUTS_MIN ? planned(t, coll, bytes, PLAN_INPUTS_EITHER, false)
+                                                               : NULL;
+    if (!repeat || !repeat->ask_inputs)
+        return take_choice(t, coll, bytes, ch);
+    bool changed = false;
+    if (in && in_len >= sizeof(uint64_t)) {
+        uint64_t sample = input_sample(in, in_len);
+        changed = t->input_sample[coll] != sample;
+        t->input_sample[coll] = sample;
+    }
+    if (ch != repeat) {
+        t->asked[coll].skip = t->asked[coll].skipped = 0; /* a new size: ask at its first repeat */
+        return take_choice(t, coll, bytes, ch);
+    }
+    /* Asking costs a step of every rank. Programs keep to one way (a
+     * benchmark's unchanged buffers, a solver's vectors written anew), so
+     * after the same answer twice the ranks skip asking for 1, 3, 7 ... up
+     * to COLL_ASK_SKIP_MAX repeats, the last answer standing meanwhile, and
+     * a different answer starts over. */
+    if (t->asked[coll].skip > 0) {
+        t->asked[coll].skip--;
+    } else {
+        bool any = coll_any(t, changed), same = any == t->asked[coll].changed;
+        uint32_t skipped = t->asked[coll].skipped;
+        t->asked[coll].skipped = !same ? 0 : skipped >= COLL_ASK_SKIP_MAX / 2 ? COLL_ASK_SKIP_MAX : 2 * skipped + 1;
+        t->asked[coll].skip = t->asked[coll].skipped;
+        t->asked[coll].changed = any;
+    }
+    ch = planned(t, coll, bytes, t->asked[coll].changed ? PLAN_INPUTS_FRESH : PLAN_INPUTS_UNCHANGED, false);
+    return take_choice(t, coll, bytes, ch);
+}
+
+const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
+{
+    return take_choice(t, coll, bytes, choose(t, coll, bytes, true));
+}
+
+static const coll_choice *take_choice(coll_team *t, core_coll coll, size_t bytes, const coll_choice *ch)
+{
     for (int i = 0; i < ch->nprepare; i++)
         ch->prepare[i]->prepare(&t->lane);
     last_ran = (coll_ran){ch->plan.algo, ch->plan.lane, ch->plan.stripe, ch->plan.inputs, ch->plan.model_ns};
@@ -163,18 +255,20 @@ const coll_choice *coll_plan(coll_team *t, core_coll coll, size_t bytes)
     size_t klass;
     if (core_log_verbosity() >= 1 && news_to_say(t, 0, coll, &ch->plan, klass = size_klass(bytes))) {
         /* Once per collective, size class (a power of two) and choice. */
-        bool repeat = ch->plan.inputs == PLAN_INPUTS_EITHER;
+        const char *repeat = ch->plan.inputs == PLAN_INPUTS_EITHER      ? ", repeated"
+                             : ch->plan.inputs == PLAN_INPUTS_UNCHANGED ? ", repeated on unchanged inputs"
+                                                                        : "";
         if (ch->plan.eager_limit) /* a v-variant: no size before the call; small and large blocks apart */
             core_log_once("%s on %d local ranks%s: up to %zu bytes a rank with the sizes by %s over %s, larger blocks "
                           "by %s over %s%s",
-                          core_coll_name(coll), t->n, repeat ? ", repeated" : "", ch->plan.eager_limit,
-                          plan_algo_name(ch->plan.algo), plan_lane_name(ch->plan.lane),
-                          plan_algo_name(ch->plan.large_algo), plan_lane_name(ch->plan.large_lane),
+                          core_coll_name(coll), t->n, repeat, ch->plan.eager_limit, plan_algo_name(ch->plan.algo),
+                          plan_lane_name(ch->plan.lane), plan_algo_name(ch->plan.large_algo),
+                          plan_lane_name(ch->plan.large_lane),
                           ch->plan.root_share > 0 ? ", the root moving a share of each" : "");
         else
             core_log_once("%s of %s%zu bytes on %d local ranks%s: %s over %s%s (modelled %.2f us)",
-                          core_coll_name(coll), bytes ? ">=" : "", klass, t->n, repeat ? ", repeated" : "",
-                          plan_algo_name(ch->plan.algo), plan_lanes_label(ch->plan.lane, ch->plan.stripe),
+                          core_coll_name(coll), bytes ? ">=" : "", klass, t->n, repeat, plan_algo_name(ch->plan.algo),
+                          plan_lanes_label(ch->plan.lane, ch->plan.stripe),
                           ch->plan.root_share <= 0  ? ""
                           : coll == CORE_COLL_BCAST ? ", the root writing a share into each rank"
                                                     : ", the root moving a share of each block",

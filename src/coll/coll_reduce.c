@@ -188,7 +188,7 @@ void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_
     const char *src = sbuf ? sbuf : rbuf;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    const coll_choice *ch = coll_plan(t, CORE_COLL_REDUCE, count * esize);
+    const coll_choice *ch = coll_plan_reading(t, CORE_COLL_REDUCE, count * esize, src, count * esize);
     reduce_fn run = reduce_algorithms[ch->plan.algo];
     if (ch->lane->two_sided) /* no views: the inputs must move */
         run = reduce_gathered;

@@ -91,7 +91,8 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
     const char *src = sbuf ? sbuf : rbuf;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
-    const coll_choice *ch = coll_plan(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize);
+    const coll_choice *ch =
+        coll_plan_reading(t, CORE_COLL_REDUCE_SCATTER_BLOCK, count * esize, src, count * esize * (size_t)t->n);
     const lane_ops *lane = ch->lane;
     if (reduces_gathered(ch)) {
         rsb_gathered(t, lane, src, rbuf, count, esize, fn);

@@ -8,7 +8,11 @@
 static void scatter_common(coll_team *t, core_coll coll, const void *sbuf, const size_t *sbytes, const size_t *soffs,
                            void *rbuf, size_t rbytes, int root, size_t plan_bytes)
 {
-    const coll_choice *ch = coll_plan(t, coll, plan_bytes);
+    /* Scatterv's sizes differ by rank: no one input size to compare. */
+    const coll_choice *ch =
+        coll == CORE_COLL_SCATTER
+            ? coll_plan_reading(t, coll, plan_bytes, t->me == root ? sbuf : NULL, plan_bytes * (size_t)t->n)
+            : coll_plan(t, coll, plan_bytes);
     int n = t->n, me = t->me;
     coll_out *out = coll_outs(t);
     coll_xfer *xf = coll_xfers(t);

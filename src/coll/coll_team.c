@@ -1,6 +1,8 @@
 #include "coll_team.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,23 @@ void coll_wait_all(coll_team *t, uint64_t e)
         low = t->seen[p] < low ? t->seen[p] : low;
     }
     t->all_seen = low;
+}
+
+bool coll_any(coll_team *t, bool mine)
+{
+    uint64_t e = coll_next_epoch(t);
+    int slot = (int)(t->votes++ & 1);
+    atomic_store_explicit(&t->info[t->me].vote[slot], e << 1 | (uint64_t)mine, memory_order_relaxed);
+    coll_post(t, e); /* releases the answer */
+    coll_wait_all(t, e);
+    bool any = mine;
+    for (int p = 0; p < t->n && !any; p++) {
+        uint64_t said = atomic_load_explicit(&t->info[p].vote[slot], memory_order_relaxed);
+        if (said >> 1 != e)
+            core_fatal("team vote at epoch %" PRIu64 ": rank %d's answer is of epoch %" PRIu64, e, p, said >> 1);
+        any = said & 1;
+    }
+    return any;
 }
 
 void coll_wait_all_exposed(coll_team *t, const lane_ops *lane, int slot, uint64_t e, size_t off, size_t len)

@@ -35,7 +35,11 @@ typedef struct coll_rank_info {
     int32_t cma_errno;   /* this rank's CMA probe result over all peers */
     uint64_t probe_addr; /* a word in this rank's memory, for the probe */
     uint64_t probe_value;
-    char pad[128 - 24];
+    /* coll_any's answers, alternating (a rank starts the vote after next
+     * only once every peer has answered the next, so has read this one):
+     * the vote's epoch << 1 | the answer. */
+    _Atomic uint64_t vote[2];
+    char pad[128 - 40];
 } coll_rank_info;
 
 struct coll_out;
@@ -60,6 +64,10 @@ typedef struct coll_choice {
     const lane_ops *stripe;     /* NULL unless transfers are striped (plan.stripe) */
     const lane_ops *prepare[3]; /* the lanes above that need preparing, once each */
     int nprepare;
+    /* A repeat's choice (plan.inputs PLAN_INPUTS_EITHER) where the choices
+     * on fresh and on unchanged inputs differ: the call asks every rank
+     * whether its input changed (coll_plan_reading). */
+    bool ask_inputs;
 } coll_choice;
 
 typedef struct coll_plan_entry {
@@ -86,6 +94,7 @@ typedef struct coll_team {
     bool cma_usable;                   /* every rank can read every other with CMA */
     const lane_ops *lanes[LANE_COUNT]; /* usable lanes, NULL where not (host: when plugged in) */
     uint64_t epoch;                    /* last epoch this rank posted or skipped */
+    uint64_t votes;                    /* coll_any calls made, alike on every rank */
     uint64_t round;                    /* rounds started */
     uint64_t reuse_epoch[LANE_ROUNDS]; /* peers are done with buffer b once they reach it */
     core_wait_policy wait;
@@ -101,6 +110,16 @@ typedef struct coll_team {
      * barrier between a benchmark's calls, or a solver's other collectives,
      * do not hide it. */
     size_t last_bytes[CORE_COLL_COUNT];
+    /* Each collective's last input sample (coll_plan_reading), where a
+     * repeat of its size asks whether the inputs changed; and what its
+     * ranks last answered, how many repeats to go before they are asked
+     * again, and how many were skipped the last time (alike on every
+     * rank: they follow the answers). */
+    uint64_t input_sample[CORE_COLL_COUNT];
+    struct {
+        bool changed;
+        uint32_t skip, skipped;
+    } asked[CORE_COLL_COUNT];
     /* The entry each collective's last call took, and that call's size: a
      * repeat checks it before hashing its size class into a set. */
     struct {
@@ -209,6 +228,10 @@ static inline void coll_wait_flag(coll_team *t, int peer, uint64_t e, bool spun)
 static inline void coll_wait(coll_team *t, int peer, uint64_t e) { coll_wait_flag(t, peer, e, false); }
 
 void coll_wait_all(coll_team *t, uint64_t e);
+
+/* Whether `mine` is true on any rank: one step in which every rank posts
+ * its answer and reads every other's. Collective over t. */
+bool coll_any(coll_team *t, bool mine);
 
 /* Until what peer exposed in slot for the post of epoch e is readable: for
  * slot 0 on lanes with notes (cells) by polling the note, the data's own

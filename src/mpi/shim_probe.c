@@ -170,18 +170,30 @@ void shim_probe_core(shim_node_probe *p, plan_model *m)
 
 /* ---- lanes ---- */
 
+/* How a timed exchange treats its send buffer: as it is (the bytes the
+ * last exchange moved), or written anew first, and then exchanged or not
+ * (the writing alone, whose time the written exchange less it leaves the
+ * exchange of fresh bytes). */
+typedef enum { SEND_AS_IS, SEND_WRITTEN, SEND_WRITTEN_ONLY } send_mode;
+
 typedef struct exchange_arg {
     coll_team *t; /* NULL: this rank sits out */
     lane_id lane;
     int peer;
     char *send, *recv; /* recv NULL: this rank only exposes */
     size_t len;
+    send_mode mode;
+    unsigned char stamp; /* what the send buffer was last written with */
 } exchange_arg;
 
 static void exchange_once(void *p)
 {
     exchange_arg *a = p;
-    if (a->t)
+    if (!a->t)
+        return;
+    if (a->mode != SEND_AS_IS)
+        memset(a->send, ++a->stamp, a->len);
+    if (a->mode != SEND_WRITTEN_ONLY)
         coll_exchange(a->t, a->lane, a->peer, a->send, a->recv, a->len);
 }
 
@@ -193,7 +205,8 @@ static exchange_arg exchange_for(const shim_node_probe *p, lane_id lane, size_t 
     exchange_arg a = {0};
     int pairs = movers == 1 ? 1 : movers / 2;
     if (p->pair && p->pair_index < pairs) {
-        a = (exchange_arg){&p->pair->team, lane, 1 - p->pair->rank, send, recv, len};
+        a = (exchange_arg){
+            .t = &p->pair->team, .lane = lane, .peer = 1 - p->pair->rank, .send = send, .recv = recv, .len = len};
         if (movers == 1 && p->pair->rank == 0)
             a.recv = NULL;
     }
@@ -205,6 +218,7 @@ static exchange_arg exchange_for(const shim_node_probe *p, lane_id lane, size_t 
 typedef struct lane_point {
     lane_id lane;
     bool latency;
+    send_mode mode;
     plan_sample s;
     exchange_arg arg;
     long iters;
@@ -241,6 +255,32 @@ static void add_sample(shim_node_probe *p, lane_id lane, size_t bytes, int mover
 }
 
 #define MAX_LANE_SAMPLES 128
+
+/* Whether lane l's figures are timed on bytes that stay in the reader's
+ * cache between transfers (a single-copy reader), so that bytes just
+ * written cost more (plan_model.lane_written). A staged lane copies
+ * through its cells either way. */
+static bool reads_in_place(lane_id l) { return lane_can(l, LANE_CAP_SINGLE_COPY) && !lane_can(l, LANE_CAP_TWO_SIDED); }
+
+/* The exchanges of bytes just written, as samples of the lane: each
+ * written exchange less the writing alone. Returns how many. */
+static int written_samples(const lane_point *pts, int npts, lane_id l, const shim_timing *o, int nb, plan_sample *out,
+                           int max)
+{
+    int k = 0;
+    for (int i = 0; i < npts && k < max; i++) {
+        if (pts[i].lane != l || pts[i].mode != SEND_WRITTEN)
+            continue;
+        for (int j = 0; j < npts; j++)
+            if (pts[j].lane == l && pts[j].mode == SEND_WRITTEN_ONLY && pts[j].s.bytes == pts[i].s.bytes &&
+                pts[j].s.movers == pts[i].s.movers) {
+                double t = batches_result(o, (double *)pts[i].t, nb) - batches_result(o, (double *)pts[j].t, nb);
+                out[k++] = (plan_sample){pts[i].s.bytes, pts[i].s.movers, t > 0 ? t : 1};
+                break;
+            }
+    }
+    return k;
+}
 
 void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT])
 {
@@ -287,7 +327,7 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
      * on all lanes alike instead of making one look slow (timed one lane
      * after the other, a probe now and then found the cells as slow as
      * single copy and chose it everywhere). */
-    lane_point *pts = calloc(LANE_COUNT * (1 + 8 * 16), sizeof *pts);
+    lane_point *pts = calloc(LANE_COUNT * (1 + 8 * 16 + 2 * 8), sizeof *pts);
     if (!pts)
         core_fatal("out of memory for the lane measurements");
     int npts = 0;
@@ -302,8 +342,12 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
          * buffer twice, a window or the lane's largest size, untimed. */
         exchange_arg warm = {0};
         if (p->pair)
-            warm = (exchange_arg){&p->pair->team, (lane_id)l, 1 - p->pair->rank,
-                                  send,           recv,       sizes[ns - 1] < window ? sizes[ns - 1] : window};
+            warm = (exchange_arg){.t = &p->pair->team,
+                                  .lane = (lane_id)l,
+                                  .peer = 1 - p->pair->rank,
+                                  .send = send,
+                                  .recv = recv,
+                                  .len = sizes[ns - 1] < window ? sizes[ns - 1] : window};
         for (int r = 0; r < 2 * LANE_ROUNDS; r++)
             exchange_once(&warm);
         pts[npts++] = (lane_point){
@@ -316,6 +360,19 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
                 pts[npts++] = (lane_point){.lane = (lane_id)l,
                                            .s = {(double)sizes[i], movers[k], 0},
                                            .arg = exchange_for(p, (lane_id)l, sizes[i], movers[k], send, recv)};
+        }
+        /* Both ways at once, each rank reading bytes its peer has just
+         * written. */
+        bool both_ways = nm > 1 && movers[1] == 2;
+        for (int i = 0; i < ns && both_ways && reads_in_place((lane_id)l); i++) {
+            for (send_mode mode = SEND_WRITTEN; mode <= SEND_WRITTEN_ONLY; mode++) {
+                lane_point pt = {.lane = (lane_id)l,
+                                 .mode = mode,
+                                 .s = {(double)sizes[i], 2, 0},
+                                 .arg = exchange_for(p, (lane_id)l, sizes[i], 2, send, recv)};
+                pt.arg.mode = mode;
+                pts[npts++] = pt;
+            }
         }
     }
     for (int i = 0; i < npts; i++)
@@ -338,16 +395,36 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
                 latency = t;
                 continue;
             }
+            if (pts[i].mode != SEND_AS_IS)
+                continue;
             add_sample(p, (lane_id)l, (size_t)pts[i].s.bytes, pts[i].s.movers, t);
             /* The model's lane figures are for movers on cores of their own. */
             if (nfit < MAX_LANE_SAMPLES)
                 fit[nfit++] =
                     (plan_sample){pts[i].s.bytes, pts[i].s.movers, t / plan_cpu_share(pts[i].s.movers, p->cores)};
         }
-        lane_cost c;
-        double err = nfit ? plan_fit_lane(fit, nfit, latency, &c) : -1;
+        lane_cost c, written = {0};
+        plan_sample fresh[MAX_LANE_SAMPLES];
+        int nfresh = written_samples(pts, npts, (lane_id)l, &p->timing, nb, fresh, MAX_LANE_SAMPLES);
+        if (nfresh < 2 || plan_fit_lane(fresh, nfresh, latency, &written) < 0)
+            written = (lane_cost){0};
+        /* Where bytes just written are timed apart, the lane's own figures
+         * are those of bytes the reader still caches: the sizes whose
+         * exchange (a send, a receive and the peer's send buffer) fits its
+         * cache. A larger exchange streams, and costs what written bytes
+         * cost (1 MiB unchanged at 11 GB/s, written at 9.5, where 64 KiB
+         * unchanged ran at 25: 2-core Xeon VM). */
+        plan_sample cached[MAX_LANE_SAMPLES];
+        int ncached = 0;
+        for (int i = 0; i < nfit && written.bw_dedicated + written.bw_shared > 0; i++)
+            if (3 * fit[i].bytes <= (double)plan_core_cache_bytes())
+                cached[ncached++] = fit[i];
+        double err = ncached ? plan_fit_lane(cached, ncached, latency, &c) : -1;
+        if (err < 0)
+            err = nfit ? plan_fit_lane(fit, nfit, latency, &c) : -1;
         if (err >= 0) {
             m->lane[l] = c;
+            m->lane_written[l] = written;
             m->fit_error[l] = err;
             fitted[l] = true;
         }
@@ -365,6 +442,7 @@ typedef struct probe_figures {
     unsigned measured; /* bit per lane the pair measured */
     int attempts;      /* measurements made (implausible ones are repeated) */
     lane_cost lane[LANE_COUNT];
+    lane_cost lane_written[LANE_COUNT];
     double low_rate[LANE_COUNT]; /* each lane's lowest 1 MiB rate over the attempts (plan_lane_rate at 2) */
     double fit_error[LANE_COUNT];
     double sync_ns, copy_bw, copy_mem_bw, reduce_bw;
@@ -448,6 +526,7 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
     for (int l = 0; l < LANE_COUNT; l++) {
         fig.measured |= p.lanes[l] ? 1u << l : 0;
         fig.lane[l] = m.lane[l];
+        fig.lane_written[l] = fitted[l] ? m.lane_written[l] : (lane_cost){0};
         fig.fit_error[l] = fitted[l] ? m.fit_error[l] : 0;
     }
     fig.sync_ns = m.sync_ns;
@@ -577,6 +656,7 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
     }
     for (int l = 0; l < LANE_COUNT; l++) {
         m.lane[l] = fig.lane[l];
+        m.lane_written[l] = fig.lane_written[l];
         m.fit_error[l] = fig.fit_error[l];
         /* Every rank has the same figures, so every rank refuses alike. */
         const lane_cost *builtin = &lane_describe((lane_id)l)->default_cost;
@@ -596,7 +676,22 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
                       lane_describe((lane_id)l)->name, rate, fig.attempts, fig.low_rate[l], fig.copy_mem_bw,
                       plan_lane_rate(builtin, 2));
         m.lane[l] = *builtin;
+        m.lane_written[l] = (lane_cost){0};
         m.fit_error[l] = 0;
+    }
+    /* Figures for bytes just written that are implausible (a rate below a
+     * fifth of memcpy) go too: the lane's own then price fresh bytes, as
+     * where none were timed. */
+    for (int l = 0; l < LANE_COUNT; l++) {
+        const lane_cost *w = &m.lane_written[l];
+        if (w->bw_dedicated + w->bw_shared > 0 &&
+            plan_lane_implausible(w, &lane_describe((lane_id)l)->default_cost, fig.copy_mem_bw)) {
+            core_log_debug(1,
+                           "the probe measured %s on bytes just written at %.1f GB/s, below a fifth of memcpy's: "
+                           "not used",
+                           lane_describe((lane_id)l)->name, plan_lane_rate(w, 2));
+            m.lane_written[l] = (lane_cost){0};
+        }
     }
     m.sync_ns = fig.sync_ns;
     m.copy_bw = fig.copy_bw;
@@ -608,12 +703,18 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
     /* The rates the planner prices for this job: a 1 MiB transfer while
      * every rank of the node moves one (not one term of the fit). */
     double cells_bw = plan_lane_rate(&m.lane[LANE_CELLS], size), cma_bw = plan_lane_rate(&m.lane[LANE_CMA], size);
+    const lane_cost *cma_written = &m.lane_written[LANE_CMA];
+    char cma_again[64] = "";
+    if (cma_written->bw_dedicated + cma_written->bw_shared > 0) {
+        snprintf(cma_again, sizeof cma_again, " (%.1f on bytes it read before)", cma_bw);
+        cma_bw = plan_lane_rate(cma_written, size);
+    }
     core_log_debug(1, "the probe measured %d time%s (a lane below a fifth of memcpy is measured again)", fig.attempts,
                    fig.attempts == 1 ? "" : "s");
     core_log_once("no tuning file: probed the node in %.1f ms: copy %.1f GB/s (%.1f beyond the cache); with %d "
-                  "ranks of the node moving 1 MiB each: cells %.1f GB/s, cma %.1f GB/s; first byte after %.0f ns "
-                  "(cells), %.0f ns (cma) (shoal tune measures more)",
-                  fig.took_ms, m.copy_bw, m.copy_mem_bw, size, cells_bw, cma_bw,
+                  "ranks of the node moving 1 MiB each, just written: cells %.1f GB/s, cma %.1f GB/s%s; first byte "
+                  "after %.0f ns (cells), %.0f ns (cma) (shoal tune measures more)",
+                  fig.took_ms, m.copy_bw, m.copy_mem_bw, size, cells_bw, cma_bw, cma_again,
                   m.lane[LANE_CELLS].latency_ns + m.lane[LANE_CELLS].overhead_ns,
                   m.lane[LANE_CMA].latency_ns + m.lane[LANE_CMA].overhead_ns);
     core_log_debug(2,

@@ -111,7 +111,8 @@ typedef struct plan_choice {
     double root_share;
     int fanout;         /* trees: children per node */
     size_t chunk;       /* pipelining unit, bytes */
-    double model_ns;    /* the modelled time of the choice (on fresh inputs) */
+    double model_ns;    /* the modelled time of the choice (on fresh inputs, or
+                                on unchanged ones where they were priced so) */
     plan_inputs inputs; /* what the inputs were priced as */
     /* v-variants: a rank whose data is at most eager_limit bytes sends it
      * with the size headers on `lane`; larger data moves on large_lane, by

@@ -33,6 +33,7 @@ void plan_model_defaults(plan_model *m)
 uint64_t plan_model_fingerprint(const plan_model *m)
 {
     uint64_t h = core_hash(CORE_HASH_START, m->lane, sizeof m->lane);
+    h = core_hash(h, m->lane_written, sizeof m->lane_written);
     const double figures[] = {m->sync_ns,     m->sync_per_peer_ns, m->oversub_step_ns, m->copy_bw, m->copy_mem_bw,
                               m->cache_bytes, m->reduce_bw,        m->link_latency_ns, m->link_bw};
     h = core_hash(h, figures, sizeof figures);
@@ -276,6 +277,22 @@ void plan_tuning_path(char *buf, size_t len)
 
 static bool positive(double v) { return v > 0 && v < 1e12; }
 
+/* A lane's figures from its object in the file, each missing one as in
+ * dflt; false when they are impossible. */
+static bool read_lane(const core_json *c, const lane_cost *dflt, lane_cost *out)
+{
+    lane_cost v = {
+        .latency_ns = core_json_number(c, "latency_ns", dflt->latency_ns),
+        .overhead_ns = core_json_number(c, "overhead_ns", dflt->overhead_ns),
+        .per_byte_ns = core_json_number(c, "per_byte_ns", dflt->per_byte_ns),
+        .bw_dedicated = core_json_number(c, "bw_dedicated", dflt->bw_dedicated),
+        .bw_shared = core_json_number(c, "bw_shared", dflt->bw_shared),
+    };
+    *out = v;
+    return v.latency_ns >= 0 && v.overhead_ns >= 0 && v.per_byte_ns >= 0 && v.bw_dedicated >= 0 && v.bw_shared >= 0 &&
+           positive(v.bw_dedicated + v.bw_shared);
+}
+
 int plan_model_load(plan_model *m, const char *path, bool check_machine, char *why, size_t whylen)
 {
     char err[200];
@@ -304,19 +321,12 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
             const core_json *c = core_json_get(lanes, lane_describe((lane_id)l)->name);
             if (!c)
                 continue;
-            lane_cost v = {
-                .latency_ns = core_json_number(c, "latency_ns", m->lane[l].latency_ns),
-                .overhead_ns = core_json_number(c, "overhead_ns", m->lane[l].overhead_ns),
-                .per_byte_ns = core_json_number(c, "per_byte_ns", m->lane[l].per_byte_ns),
-                .bw_dedicated = core_json_number(c, "bw_dedicated", m->lane[l].bw_dedicated),
-                .bw_shared = core_json_number(c, "bw_shared", m->lane[l].bw_shared),
-            };
-            if (v.latency_ns < 0 || v.overhead_ns < 0 || v.per_byte_ns < 0 || v.bw_dedicated < 0 || v.bw_shared < 0 ||
-                !positive(v.bw_dedicated + v.bw_shared)) {
+            const core_json *written = core_json_get(c, "written");
+            if (!read_lane(c, &m->lane[l], &m->lane[l]) ||
+                (written && !read_lane(written, &m->lane_written[l], &m->lane_written[l]))) {
                 snprintf(why, whylen, "lane %s has impossible figures", lane_describe((lane_id)l)->name);
                 rc = -1;
             }
-            m->lane[l] = v;
             m->fit_error[l] = core_json_number(c, "fit_rel_error", 0);
         }
         m->sync_ns = core_json_number(root, "sync_ns", m->sync_ns);
@@ -420,12 +430,18 @@ int plan_model_save(const plan_model *m, const char *path)
             m->link_latency_ns, m->link_bw, m->link_bw_node);
     fprintf(f, "  \"lanes\": {\n");
     for (int l = 0; l < LANE_COUNT; l++) {
-        const lane_cost *c = &m->lane[l];
+        const lane_cost *c = &m->lane[l], *w = &m->lane_written[l];
         fprintf(f,
                 "    \"%s\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
-                "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f}%s\n",
+                "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f",
                 lane_describe((lane_id)l)->name, c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated,
-                c->bw_shared, m->fit_error[l], l + 1 < LANE_COUNT ? "," : "");
+                c->bw_shared, m->fit_error[l]);
+        if (w->bw_dedicated + w->bw_shared > 0)
+            fprintf(f,
+                    ",\n      \"written\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
+                    "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f}",
+                    w->latency_ns, w->overhead_ns, w->per_byte_ns, w->bw_dedicated, w->bw_shared);
+        fprintf(f, "}%s\n", l + 1 < LANE_COUNT ? "," : "");
     }
     fprintf(f, "  },\n  \"factors\": {");
     for (int i = 0; i < m->nfactors; i++)

@@ -64,6 +64,13 @@ typedef struct plan_model {
     uint64_t fingerprint; /* plan_model_fingerprint, set when the model comes into use
                                  (plan_model_get's): teams compare it at every set-up */
     lane_cost lane[LANE_COUNT];
+    /* A single-copy lane's figures (lane) are timed on the bytes the
+     * transfer before moved, which its reader may still cache. Bytes their
+     * owner has just written cross from the owner's cache instead: these
+     * are the lane's figures for them, where measured (bw_dedicated 0: not
+     * measured; lane then prices fresh bytes, and lane_time estimates the
+     * cache's saving on unchanged ones). */
+    lane_cost lane_written[LANE_COUNT];
     double sync_ns;          /* one rank sees another's post */
     double sync_per_peer_ns; /* more per extra rank waited for */
     double oversub_step_ns;  /* a dependent step, oversubscribed, per ppn/cores */

@@ -455,6 +455,8 @@ static int cheapest(const plan_candidate *c, int k)
     return at;
 }
 
+#define OTHER_GROUPING "the first call's grouping (a repeat gives the same bits)"
+
 /* A repeat: every candidate priced on fresh and on unchanged inputs (the
  * enumeration is the same for both, so the lists align), its regret the
  * worse of its two prices over each state's cheapest. */
@@ -466,14 +468,32 @@ static int priced_either(const plan_query *q, plan_candidate *out, int max)
     same_q.inputs = PLAN_INPUTS_UNCHANGED;
     int k = priced(&fresh_q, out, max);
     int k_same = priced(&same_q, same, max < 64 ? max : 64);
-    int at = cheapest(out, k), at_same = cheapest(same, k_same);
+    int at = cheapest(out, k);
+    for (int i = 0; i < k_same && at >= 0; i++)
+        if (!same[i].excluded && !same_grouping(same[i].algo, out[at].algo))
+            same[i].excluded = OTHER_GROUPING;
+    int at_same = cheapest(same, k_same);
     for (int i = 0; i < k; i++) {
         out[i].unchanged_ns = i < k_same ? same[i].ns : out[i].ns;
         out[i].regret =
             at >= 0 && at_same >= 0 ? maxd(out[i].ns / out[at].ns, out[i].unchanged_ns / same[at_same].ns) : 1;
         if (!out[i].excluded && at >= 0 && !same_grouping(out[i].algo, out[at].algo))
-            out[i].excluded = "the first call's grouping (a repeat gives the same bits)";
+            out[i].excluded = OTHER_GROUPING;
     }
+    return k;
+}
+
+/* A repeat known to read unchanged inputs: priced so, within the grouping
+ * of the first call's choice (the cheapest on fresh inputs). */
+static int priced_unchanged(const plan_query *q, plan_candidate *out, int max)
+{
+    plan_candidate fresh[64];
+    plan_query fresh_q = *q;
+    fresh_q.inputs = PLAN_INPUTS_FRESH;
+    int k = priced(q, out, max), at = cheapest(fresh, priced(&fresh_q, fresh, 64));
+    for (int i = 0; i < k && at >= 0; i++)
+        if (!out[i].excluded && !same_grouping(out[i].algo, fresh[at].algo))
+            out[i].excluded = OTHER_GROUPING;
     return k;
 }
 
@@ -518,8 +538,11 @@ int plan_candidates(const plan_query *asked, plan_candidate *out, int max)
 {
     plan_query sized = *asked, *q = &sized;
     sized.bytes = plan_size_class(asked->bytes);
-    bool either = q->inputs == PLAN_INPUTS_EITHER && q->coll != CORE_COLL_BARRIER && q->n > 1;
-    int k = either ? priced_either(q, out, max) : priced(q, out, max);
+    bool repeat = q->coll != CORE_COLL_BARRIER && q->n > 1;
+    bool either = repeat && q->inputs == PLAN_INPUTS_EITHER;
+    int k = either                                         ? priced_either(q, out, max)
+            : repeat && q->inputs == PLAN_INPUTS_UNCHANGED ? priced_unchanged(q, out, max)
+                                                           : priced(q, out, max);
     qsort(out, (size_t)k, sizeof *out, either ? by_regret : by_price);
     prefer_single_copy(q, out, k, either);
     return k;

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "coll_internal.h"
+#include "plan_model.h"
 #include "unit.h"
 
 static int n, me;
@@ -247,6 +249,59 @@ static void check_idle_after_round(void)
     CHECK(!copy.lane.idle_after_round, "rank %d/%d: idle while a reader of the next buffer may still copy it", me, n);
 }
 
+/* coll_any is the OR of every rank's answer, vote after vote (each rank's
+ * answer words alternate: a rank two votes ahead would overwrite one). */
+static void check_any(void)
+{
+    for (int vote = 0; vote < 40; vote++) {
+        int yes = vote % (n + 2); /* rank `yes` says yes; n and n+1: nobody */
+        bool any = coll_any(&team, me == yes);
+        CHECK(any == (yes < n), "rank %d/%d vote %d: any %d, rank %d said yes", me, n, vote, any, yes);
+        CHECK(coll_any(&team, true), "rank %d/%d vote %d: all said yes, any is false", me, n, vote);
+    }
+}
+
+/* A repeat whose choice depends on whether its inputs changed (the model
+ * the caller set up prices single copy apart on bytes just written) asks
+ * the ranks: a run of calls on unchanged buffers ends planned for unchanged
+ * inputs, a run with the inputs written anew before each call (on one rank
+ * only: that is enough) ends planned for fresh ones, within the most
+ * repeats asking may skip; every result is right meanwhile. */
+static void check_asked_repeats(size_t count)
+{
+    double *x = malloc(count * sizeof *x), *y = malloc(count * sizeof *y);
+    plan_inputs last[2] = {PLAN_INPUTS_EITHER, PLAN_INPUTS_EITHER};
+    for (int phase = 0; phase < 4; phase++) {
+        bool written = phase % 2;
+        for (int call = 0; call < COLL_ASK_SKIP_MAX + 3; call++) {
+            /* Rank n-1 adds `shift` to its input: in a written phase a
+             * value that changes call by call (other values, or the sample
+             * could not tell), else 0, written once at the phase's start. */
+            double shift = written ? (double)(call % 2 + 1) : 0;
+            bool writes = written || call == 0;
+            for (size_t i = 0; i < count && writes; i++)
+                x[i] = input(me, i) + (me == n - 1 ? shift : 0);
+            coll_allreduce(&team, x, y, count, CORE_DOUBLE, CORE_OP_SUM);
+            size_t bad = count;
+            for (size_t i = 0; i < count && bad == count; i++) {
+                double want = input(0, i) + (n == 1 ? shift : 0);
+                for (int r = 1; r < n; r++)
+                    want = want + (input(r, i) + (r == n - 1 ? shift : 0)); /* rank order */
+                if (memcmp(&want, &y[i], sizeof want))
+                    bad = i;
+            }
+            CHECK(bad == count, "rank %d/%d asked allreduce %zu doubles, phase %d call %d: element %zu", me, n, count,
+                  phase, call, bad);
+        }
+        const coll_ran *ch = coll_last_choice();
+        last[written] = ch ? ch->inputs : PLAN_INPUTS_EITHER;
+    }
+    CHECK(last[0] == PLAN_INPUTS_UNCHANGED && last[1] == PLAN_INPUTS_FRESH,
+          "rank %d/%d asked allreduce %zu doubles: the last unchanged call planned as %d, the last written one as %d",
+          me, n, count, (int)last[0], (int)last[1]);
+    free(x), free(y);
+}
+
 /* One process of the team: every check under one lane / algorithm setting. */
 static int run_rank(core_segment *seg, const char *lanes, const char *algo, int cores)
 {
@@ -279,10 +334,84 @@ static int run_rank(core_segment *seg, const char *lanes, const char *algo, int 
         check_moves(40000, call % n);
     }
     check_plan_cache();
+    check_any();
     check_next_round_layout();
     check_idle_after_round();
     coll_team_close(&team);
     return unit_failures;
+}
+
+/* run_rank under the setting fork_team's caller chose. */
+static const char *forced_lanes, *forced_algo;
+static int run_forced_rank(core_segment *seg, int cores) { return run_rank(seg, forced_lanes, forced_algo, cores); }
+
+/* The size of allreduce at which the planner's choices on fresh and on
+ * unchanged inputs differ on this team (0: none from 16 KiB to 4 MiB). */
+static size_t asking_bytes(void)
+{
+    for (size_t bytes = 16384; bytes <= (4 << 20); bytes *= 2) {
+        plan_query q = {.coll = CORE_COLL_ALLREDUCE,
+                        .bytes = bytes,
+                        .n = team.n,
+                        .ppn = team.node_ranks,
+                        .cores = team.node_cores,
+                        .window = team.lane.stage_size,
+                        .inputs = PLAN_INPUTS_FRESH};
+        for (int l = 0; l < LANE_COUNT; l++)
+            q.usable[l] = team.lanes[l] != NULL;
+        plan_choice fresh = plan_choose(&q);
+        q.inputs = PLAN_INPUTS_UNCHANGED;
+        plan_choice same = plan_choose(&q);
+        if (fresh.algo != same.algo || fresh.lane != same.lane)
+            return bytes;
+    }
+    return 0;
+}
+
+/* One process of a team that plans freely on the model of `tuning`. */
+static int run_asking_rank(core_segment *seg, int cores)
+{
+    setenv("SHOAL_LANES", "", 1);
+    setenv("SHOAL_ALGO", "", 1);
+    core_config_reload();
+    plan_model_reload();
+    if (coll_team_open(&team, seg, n, me, n, cores, true) != 0)
+        return 100;
+    size_t bytes = asking_bytes();
+    CHECK(bytes > 0,
+          "rank %d/%d: the model with single copy timed on written bytes never tells fresh and unchanged "
+          "inputs apart",
+          me, n);
+    if (bytes)
+        check_asked_repeats(bytes / sizeof(double));
+    coll_team_close(&team);
+    return unit_failures;
+}
+
+/* n forked ranks run rank_fn on a segment of their own, with a few KiB of
+ * staging per round buffer (large messages take many rounds); every one
+ * must exit 0. */
+static void fork_team(int ranks, int (*rank_fn)(core_segment *seg, int cores), int cores, const char *what)
+{
+    n = ranks;
+    size_t size = coll_segment_size(n, (size_t)n * 2 * 16384 + 65536);
+    core_segment seg;
+    CHECK(core_segment_create(&seg, size) == 0, "segment");
+    coll_segment_format(seg.base, size, n);
+    pid_t kids[8];
+    for (me = 0; me < n; me++) {
+        kids[me] = fork();
+        if (kids[me] == 0)
+            _exit(rank_fn(&seg, cores));
+    }
+    core_segment_unlink(&seg);
+    for (int k = 0; k < n; k++) {
+        int status;
+        waitpid(kids[k], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d ranks, %s: rank %d exit status %d", n, what, k,
+              status);
+    }
+    core_segment_release(&seg);
 }
 
 int main(void)
@@ -327,29 +456,31 @@ int main(void)
     const int team_sizes[] = {1, 2, 3, 5};
     for (size_t ts = 0; ts < sizeof team_sizes / sizeof team_sizes[0]; ts++)
         for (int st = 0; st < nsettings; st++) {
-            n = team_sizes[ts];
-            /* A few KiB of staging per round buffer: large messages take many rounds. */
-            size_t size = coll_segment_size(n, (size_t)n * 2 * 16384 + 65536);
-            core_segment seg;
-            CHECK(core_segment_create(&seg, size) == 0, "segment");
-            coll_segment_format(seg.base, size, n);
-            pid_t kids[8];
-            for (me = 0; me < n; me++) {
-                kids[me] = fork();
-                if (kids[me] == 0)
-                    _exit(run_rank(&seg, settings[st][0], settings[st][1],
-                                   strcmp(settings[st][2], "each") ? atoi(settings[st][2]) : n));
-            }
-            core_segment_unlink(&seg);
-            for (int k = 0; k < n; k++) {
-                int status;
-                waitpid(kids[k], &status, 0);
-                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                      "%d ranks, lanes %s, algorithms '%s', cores %s: "
-                      "rank %d exit status %d",
-                      n, settings[st][0], settings[st][1], settings[st][2], k, status);
-            }
-            core_segment_release(&seg);
+            char what[600];
+            snprintf(what, sizeof what, "lanes %s, algorithms '%s', cores %s", settings[st][0], settings[st][1],
+                     settings[st][2]);
+            forced_lanes = settings[st][0], forced_algo = settings[st][1];
+            int cores = strcmp(settings[st][2], "each") ? atoi(settings[st][2]) : team_sizes[ts];
+            fork_team(team_sizes[ts], run_forced_rank, cores, what);
         }
+    /* The repeats that ask: a model like the start-up probe's on a 2-core
+     * VM (single copy 22 GB/s on bytes read before, 9 on bytes just
+     * written). */
+    char tuning[] = "/tmp/shoal-test-tuning-XXXXXX";
+    int fd = mkstemp(tuning);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    static plan_model m;
+    plan_model_defaults(&m);
+    m.copy_bw = 55, m.copy_mem_bw = 15, m.reduce_bw = 50, m.sync_ns = 150;
+    m.lane[LANE_CELLS] = (lane_cost){.latency_ns = 160, .overhead_ns = 120, .bw_dedicated = 7.9, .bw_shared = 2.2};
+    m.lane[LANE_CMA] = (lane_cost){.latency_ns = 1000, .overhead_ns = 300, .bw_dedicated = 22};
+    m.lane_written[LANE_CMA] = (lane_cost){.latency_ns = 1000, .overhead_ns = 900, .bw_dedicated = 9};
+    CHECK(plan_model_save(&m, tuning) == 0, "save %s", tuning);
+    setenv("SHOAL_TUNING_FILE", tuning, 1);
+    fork_team(2, run_asking_rank, 2, "asking repeats");
+    fork_team(3, run_asking_rank, 2, "asking repeats");
+    unlink(tuning);
+    unsetenv("SHOAL_TUNING_FILE");
     return unit_done("test_team");
 }
