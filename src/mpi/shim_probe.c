@@ -264,7 +264,7 @@ static bool reads_in_place(lane_id l) { return lane_can(l, LANE_CAP_SINGLE_COPY)
 
 /* The exchanges of bytes just written, as samples of the lane: each
  * written exchange less the writing alone. Returns how many. */
-static int written_samples(const lane_point *pts, int npts, lane_id l, const shim_timing *o, int nb, plan_sample *out,
+static int written_samples(lane_point *pts, int npts, lane_id l, const shim_timing *o, int nb, plan_sample *out,
                            int max)
 {
     int k = 0;
@@ -274,7 +274,7 @@ static int written_samples(const lane_point *pts, int npts, lane_id l, const shi
         for (int j = 0; j < npts; j++)
             if (pts[j].lane == l && pts[j].mode == SEND_WRITTEN_ONLY && pts[j].s.bytes == pts[i].s.bytes &&
                 pts[j].s.movers == pts[i].s.movers) {
-                double t = batches_result(o, (double *)pts[i].t, nb) - batches_result(o, (double *)pts[j].t, nb);
+                double t = batches_result(o, pts[i].t, nb) - batches_result(o, pts[j].t, nb);
                 out[k++] = (plan_sample){pts[i].s.bytes, pts[i].s.movers, t > 0 ? t : 1};
                 break;
             }
@@ -416,7 +416,7 @@ void shim_probe_lanes(shim_node_probe *p, plan_model *m, bool fitted[LANE_COUNT]
          * unchanged ran at 25: 2-core Xeon VM). */
         plan_sample cached[MAX_LANE_SAMPLES];
         int ncached = 0;
-        for (int i = 0; i < nfit && written.bw_dedicated + written.bw_shared > 0; i++)
+        for (int i = 0; i < nfit && plan_lane_measured(&written); i++)
             if (3 * fit[i].bytes <= (double)plan_core_cache_bytes())
                 cached[ncached++] = fit[i];
         double err = ncached ? plan_fit_lane(cached, ncached, latency, &c) : -1;
@@ -656,10 +656,20 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
     }
     for (int l = 0; l < LANE_COUNT; l++) {
         m.lane[l] = fig.lane[l];
-        m.lane_written[l] = fig.lane_written[l];
         m.fit_error[l] = fig.fit_error[l];
-        /* Every rank has the same figures, so every rank refuses alike. */
+        /* Every rank has the same figures, so every rank refuses alike.
+         * Figures for bytes just written below a fifth of memcpy go: the
+         * lane's own then price fresh bytes, as where none were timed. */
         const lane_cost *builtin = &lane_describe((lane_id)l)->default_cost;
+        const lane_cost *written = &fig.lane_written[l];
+        bool written_plausible =
+            plan_lane_measured(written) && !plan_lane_implausible(written, builtin, fig.copy_mem_bw);
+        if (plan_lane_measured(written) && !written_plausible)
+            core_log_debug(1,
+                           "the probe measured %s on bytes just written at %.1f GB/s, below a fifth of memcpy's: "
+                           "not used",
+                           lane_describe((lane_id)l)->name, plan_lane_rate(written, 2));
+        m.lane_written[l] = written_plausible ? *written : (lane_cost){0};
         if (!(fig.measured & (1u << l)) || !plan_lane_implausible(&fig.lane[l], builtin, fig.copy_mem_bw))
             continue;
         double rate = plan_lane_rate(&fig.lane[l], 2);
@@ -679,20 +689,6 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
         m.lane_written[l] = (lane_cost){0};
         m.fit_error[l] = 0;
     }
-    /* Figures for bytes just written that are implausible (a rate below a
-     * fifth of memcpy) go too: the lane's own then price fresh bytes, as
-     * where none were timed. */
-    for (int l = 0; l < LANE_COUNT; l++) {
-        const lane_cost *w = &m.lane_written[l];
-        if (w->bw_dedicated + w->bw_shared > 0 &&
-            plan_lane_implausible(w, &lane_describe((lane_id)l)->default_cost, fig.copy_mem_bw)) {
-            core_log_debug(1,
-                           "the probe measured %s on bytes just written at %.1f GB/s, below a fifth of memcpy's: "
-                           "not used",
-                           lane_describe((lane_id)l)->name, plan_lane_rate(w, 2));
-            m.lane_written[l] = (lane_cost){0};
-        }
-    }
     m.sync_ns = fig.sync_ns;
     m.copy_bw = fig.copy_bw;
     m.copy_mem_bw = fig.copy_mem_bw;
@@ -705,7 +701,7 @@ void shim_probe_startup(MPI_Comm node, const cpu_set_t *masks)
     double cells_bw = plan_lane_rate(&m.lane[LANE_CELLS], size), cma_bw = plan_lane_rate(&m.lane[LANE_CMA], size);
     const lane_cost *cma_written = &m.lane_written[LANE_CMA];
     char cma_again[64] = "";
-    if (cma_written->bw_dedicated + cma_written->bw_shared > 0) {
+    if (plan_lane_measured(cma_written)) {
         snprintf(cma_again, sizeof cma_again, " (%.1f on bytes it read before)", cma_bw);
         cma_bw = plan_lane_rate(cma_written, size);
     }

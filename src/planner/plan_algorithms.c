@@ -59,7 +59,7 @@ double plan_root_share(const pricing *p, plan_algo a, lane_id l)
     plan_query same_q = *q;
     same_q.inputs = PLAN_INPUTS_UNCHANGED;
     pricing same = {&same_q, p->m};
-    if (p->m->lane_written[l].bw_dedicated + p->m->lane_written[l].bw_shared > 0)
+    if (plan_lane_measured(&p->m->lane_written[l]))
         p = &same;
     /* The largest k below 32 at which the root's side still ends first at
      * share k/64: a bisection over whole 64ths, as each call of this size

@@ -20,7 +20,6 @@ typedef struct pricing {
 } pricing;
 
 static inline double maxd(double a, double b) { return a > b ? a : b; }
-static inline double mind(double a, double b) { return a < b ? a : b; }
 /* One core copies `bytes` while streaming through `footprint` bytes of buffers. */
 static inline double copy_ns(const pricing *p, double bytes, double footprint)
 {
@@ -87,7 +86,7 @@ static inline double lane_time(const pricing *p, lane_id l, double bytes, int mo
     double fresh = plan_lane_time(c, bytes, movers);
     bool unchanged =
         p->q->inputs == PLAN_INPUTS_UNCHANGED && lane_can(l, LANE_CAP_SINGLE_COPY) && !lane_can(l, LANE_CAP_TWO_SIDED);
-    if (w->bw_dedicated + w->bw_shared > 0) {
+    if (plan_lane_measured(w)) {
         /* Fresh bytes at the figures timed on bytes just written; unchanged
          * ones at the lane's own, timed on bytes the reader still caches,
          * at every size: in OSU's loop on the 2-core Xeon VM, single copy
@@ -132,7 +131,7 @@ static inline double xfer_crowded(const pricing *p, lane_id l, double bytes, int
     double window = (double)p->q->window;
     if (window > 0 && bytes > window && plan_cpu_share(2 * movers, p->q->cores) <= 1) {
         double first = lane_time(p, l, window, movers) * slowdown;
-        double streams = maxd(window, p->m->cache_bytes / 2), overlapped = mind(bytes, streams);
+        double streams = maxd(window, p->m->cache_bytes / 2), overlapped = fmin(bytes, streams);
         double upto = overlapped < bytes ? lane_time(p, l, overlapped, movers) * slowdown : t;
         t = first + (upto - first) / 2 + (t - upto);
     }

@@ -436,7 +436,7 @@ int plan_model_save(const plan_model *m, const char *path)
                 "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f, \"fit_rel_error\": %.4f",
                 lane_describe((lane_id)l)->name, c->latency_ns, c->overhead_ns, c->per_byte_ns, c->bw_dedicated,
                 c->bw_shared, m->fit_error[l]);
-        if (w->bw_dedicated + w->bw_shared > 0)
+        if (plan_lane_measured(w))
             fprintf(f,
                     ",\n      \"written\": {\"latency_ns\": %.3f, \"overhead_ns\": %.3f, \"per_byte_ns\": %.6f, "
                     "\"bw_dedicated\": %.4f, \"bw_shared\": %.4f}",

@@ -95,6 +95,9 @@ typedef struct plan_model {
     char machine[256];            /* the file's machine description */
 } plan_model;
 
+/* Whether lane figures were set: lane_written's are zero where not measured. */
+static inline bool plan_lane_measured(const lane_cost *c) { return c->bw_dedicated + c->bw_shared > 0; }
+
 /* The model in use: read from the tuning file once, else the defaults. */
 const plan_model *plan_model_get(void);
 /* A hash of every figure and factor that prices a candidate: two ranks

@@ -455,7 +455,15 @@ static int cheapest(const plan_candidate *c, int k)
     return at;
 }
 
-#define OTHER_GROUPING "the first call's grouping (a repeat gives the same bits)"
+/* Excludes every candidate of c[0..k) that groups a reduction otherwise
+ * than `first`, the first call's algorithm: a repeat on the same input
+ * gives the same bits. */
+static void keep_grouping(plan_candidate *c, int k, plan_algo first)
+{
+    for (int i = 0; i < k; i++)
+        if (!c[i].excluded && !same_grouping(c[i].algo, first))
+            c[i].excluded = "the first call's grouping (a repeat gives the same bits)";
+}
 
 /* A repeat: every candidate priced on fresh and on unchanged inputs (the
  * enumeration is the same for both, so the lists align), its regret the
@@ -469,17 +477,16 @@ static int priced_either(const plan_query *q, plan_candidate *out, int max)
     int k = priced(&fresh_q, out, max);
     int k_same = priced(&same_q, same, max < 64 ? max : 64);
     int at = cheapest(out, k);
-    for (int i = 0; i < k_same && at >= 0; i++)
-        if (!same[i].excluded && !same_grouping(same[i].algo, out[at].algo))
-            same[i].excluded = OTHER_GROUPING;
+    if (at >= 0)
+        keep_grouping(same, k_same, out[at].algo);
     int at_same = cheapest(same, k_same);
     for (int i = 0; i < k; i++) {
         out[i].unchanged_ns = i < k_same ? same[i].ns : out[i].ns;
         out[i].regret =
             at >= 0 && at_same >= 0 ? maxd(out[i].ns / out[at].ns, out[i].unchanged_ns / same[at_same].ns) : 1;
-        if (!out[i].excluded && at >= 0 && !same_grouping(out[i].algo, out[at].algo))
-            out[i].excluded = OTHER_GROUPING;
     }
+    if (at >= 0)
+        keep_grouping(out, k, out[at].algo);
     return k;
 }
 
@@ -491,9 +498,8 @@ static int priced_unchanged(const plan_query *q, plan_candidate *out, int max)
     plan_query fresh_q = *q;
     fresh_q.inputs = PLAN_INPUTS_FRESH;
     int k = priced(q, out, max), at = cheapest(fresh, priced(&fresh_q, fresh, 64));
-    for (int i = 0; i < k && at >= 0; i++)
-        if (!out[i].excluded && !same_grouping(out[i].algo, fresh[at].algo))
-            out[i].excluded = OTHER_GROUPING;
+    if (at >= 0)
+        keep_grouping(out, k, fresh[at].algo);
     return k;
 }
 
