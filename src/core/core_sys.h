@@ -82,6 +82,20 @@ static inline void core_prefetch_for_write(const void *p)
 #endif
 }
 
+/* Moves the line at p from this core's private caches to the shared one,
+ * where another core reading it next finds it a hop sooner than in this
+ * core's (a 2-line handoff between two cores of a Xeon VM: 0.27 us one way
+ * without, 0.20 with). A hint: CLDEMOTE runs as a no-op on the x86 cores
+ * that predate it, and elsewhere nothing is done. */
+static inline void core_cache_demote(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("cldemote %0" : : "m"(*(const char *)p));
+#else
+    (void)p;
+#endif
+}
+
 static inline size_t core_align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* The exponent of the largest power of two at or below v (0 for 0 and 1). */

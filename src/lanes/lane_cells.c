@@ -38,6 +38,20 @@ static void claim_next_round(const lane_ctx *ctx, const char *at, size_t len, si
         core_prefetch_for_write(next + l);
 }
 
+/* Most bytes of an exposure whose lines are handed to the shared cache:
+ * beyond, the reader streams them and the hints cost more than they save. */
+#define CELLS_DEMOTE_MAX 512
+
+/* Hands the lines of len bytes at `at`, just written, to the shared cache,
+ * where the reader takes them from sooner than from this core's. */
+static void demote_written(const char *at, size_t len)
+{
+    if (len > CELLS_DEMOTE_MAX)
+        return;
+    for (size_t l = 0; l < len; l += CORE_CACHELINE)
+        core_cache_demote(at + l);
+}
+
 /* Where this round's staging area is free, with room for len bytes. */
 static char *staging_room(lane_ctx *ctx, size_t len)
 {
@@ -71,6 +85,9 @@ static void cells_expose_commit(lane_ctx *ctx, size_t len)
     }
     /* Last: the stamp makes the rest valid. */
     atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
+    demote_written((const char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len);
+    if (staged)
+        demote_written(staged, len);
     claim_next_round(ctx, (const char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len, sizeof *note);
     if (staged)
         claim_next_round(ctx, staged, len, ctx->stage_stride);
@@ -88,6 +105,7 @@ static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     char *at = staging_room(ctx, len);
     if (len)
         memcpy(at, buf, len);
+    demote_written(at, len);
     claim_next_round(ctx, at, len, ctx->stage_stride);
     lane_slot *s = lane_slot_at(ctx, ctx->me, slot);
     s->addr = ctx->stage_used;
