@@ -183,10 +183,12 @@ static inline double xfer_blocks(const pricing *p, lane_id l, double bytes, int 
 }
 
 /* Reductions read a staged lane (cells) in place (lane view): each owner's
- * `staged` bytes cost it one copy into its cells, all owners at once. */
-static inline double staging_ns(const pricing *p, double staged, int movers)
+ * `staged` bytes cost it one copy into its cells, all owners at once. The
+ * cells stay in cache, but the input they are copied from competes for it
+ * with the `output` the reduction writes: past the cache the copy streams. */
+static inline double staging_ns(const pricing *p, double staged, double output, int movers)
 {
-    return copy_ns(p, staged, staged) * plan_cpu_share(movers, p->q->cores); /* the cells stay in cache */
+    return copy_ns(p, staged, staged + output) * plan_cpu_share(movers, p->q->cores);
 }
 static inline double staging_fixed_ns(const pricing *p, lane_id l, double staged)
 {
@@ -255,8 +257,12 @@ static inline double reduce_all_ns(const pricing *p, double bytes) { return redu
  * cells figures follow: 9 GB/s, then 3.6). */
 static inline double staged_crossing_ns(const pricing *p, lane_id l, double bytes, int movers)
 {
+    /* The lane's figures are timed on transfers whose copy in stays in
+     * cache, so that is the copy they hold: less one that streams, taken
+     * away past the cache, they priced a 4 MiB crossing at half a 1 MiB
+     * one's rate. */
     const lane_cost *c = &p->m->lane[l];
-    return maxd(0, plan_lane_time(c, bytes, movers) - c->latency_ns - c->overhead_ns - copy_ns(p, bytes, bytes));
+    return maxd(0, plan_lane_time(c, bytes, movers) - c->latency_ns - c->overhead_ns - copy_ns(p, bytes, 0));
 }
 
 /* The inputs a reducer reads, `peers` of `per_peer` bytes, and their
@@ -269,7 +275,7 @@ static inline double reduce_inputs_ns(const pricing *p, lane_id l, double staged
     double reduce = peers * reduce_all_ns(p, per_peer);
     if (!lane_can(l, LANE_CAP_STAGED))
         return peers * xfer_blocks(p, l, per_peer, movers) + reduce;
-    return staging_fixed_ns(p, l, staged) + staging_ns(p, staged, movers) +
+    return staging_fixed_ns(p, l, staged) + staging_ns(p, staged, per_peer, movers) +
            maxd(reduce, peers * staged_crossing_ns(p, l, per_peer, movers) * node_share(p));
 }
 static inline double log_ceil(int n, int base)
