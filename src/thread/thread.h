@@ -30,13 +30,15 @@ extern _Atomic int thread_requests_live;
 
 thread_comm *thread_comm_find(MPI_Comm comm);
 
-/* The thread communicator comm names, or NULL (at once where none lives). */
-static inline thread_comm *thread_owns(MPI_Comm comm)
+/* Whether any thread communicator lives: where none does, every call goes
+ * to the host. */
+static inline bool thread_comms_exist(void)
 {
-    if (!atomic_load_explicit(&thread_comms_live, memory_order_relaxed))
-        return 0;
-    return thread_comm_find(comm);
+    return atomic_load_explicit(&thread_comms_live, memory_order_relaxed) != 0;
 }
+
+/* The thread communicator comm names, or NULL (at once where none lives). */
+static inline thread_comm *thread_owns(MPI_Comm comm) { return thread_comms_exist() ? thread_comm_find(comm) : 0; }
 
 /* True when some request may be a thread communicator's: the wait family
  * must route it. */
