@@ -85,12 +85,13 @@ static void cells_expose_commit(lane_ctx *ctx, size_t len)
     }
     /* Last: the stamp makes the rest valid. */
     atomic_store_explicit(&note->stamp, *ctx->epoch + 1, memory_order_release);
-    demote_written((const char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len);
-    if (staged)
+    size_t note_used = staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len;
+    demote_written((const char *)note, note_used);
+    claim_next_round(ctx, (const char *)note, note_used, sizeof *note);
+    if (staged) {
         demote_written(staged, len);
-    claim_next_round(ctx, (const char *)note, staged ? CORE_CACHELINE : offsetof(lane_note, bytes) + len, sizeof *note);
-    if (staged)
         claim_next_round(ctx, staged, len, ctx->stage_stride);
+    }
 }
 
 static void cells_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)

@@ -17,7 +17,7 @@
 /* The entry point Name of a call made once a message or more (a send, a
  * receive, a probe, a rank query): the host's call at once where no thread
  * communicator lives, else Name##_routed, out of line, whose body follows
- * the macro. So the common case is a load and a tail call, with no frame:
+ * the macro (and looks the communicator up: the count was just read). So the common case is a load and a tail call, with no frame:
  * with the routing inline, the compiler saved six registers and the stack
  * argument before the check, and OSU's osu_bw at 16-32 B under Open MPI
  * 4.1.4 ran at 0.66-0.70 of its rate without shoal (its fast path turned
@@ -29,13 +29,13 @@
 
 HOT_ENTRY(MPI_Comm_rank, (MPI_Comm comm, int *rank), (comm, rank))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_comm_rank(tc, rank) : PMPI_Comm_rank(comm, rank);
 }
 
 HOT_ENTRY(MPI_Comm_size, (MPI_Comm comm, int *size), (comm, size))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_comm_size(tc, size) : PMPI_Comm_size(comm, size);
 }
 
@@ -69,7 +69,7 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
     HOT_ENTRY(Name, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),               \
               (buf, count, type, dest, tag, comm))                                                                   \
     {                                                                                                                \
-        thread_comm *tc = thread_owns(comm);                                                                         \
+        thread_comm *tc = thread_comm_find(comm);                                                                    \
         return tc ? thread_send(tc, buf, count, type, dest, tag, mode) : P##Name(buf, count, type, dest, tag, comm); \
     }
 /* The non-blocking sends and the persistent ones' inits (thread_isend or
@@ -79,7 +79,7 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
               (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request), \
               (buf, count, type, dest, tag, comm, request))                                                            \
     {                                                                                                                  \
-        thread_comm *tc = thread_owns(comm);                                                                           \
+        thread_comm *tc = thread_comm_find(comm);                                                                      \
         return tc ? thread_call(tc, buf, count, type, dest, tag, mode, request)                                        \
                   : P##Name(buf, count, type, dest, tag, comm, request);                                               \
     }
@@ -97,7 +97,7 @@ ISEND(MPI_Ibsend, THREAD_SEND_BUFFERED)
 HOT_ENTRY(MPI_Recv, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status),
           (buf, count, type, source, tag, comm, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_recv(tc, buf, count, type, source, tag, status)
               : PMPI_Recv(buf, count, type, source, tag, comm, status);
 }
@@ -106,7 +106,7 @@ HOT_ENTRY(MPI_Irecv,
           (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
           (buf, count, type, source, tag, comm, request))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_irecv(tc, buf, count, type, source, tag, request)
               : PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
@@ -116,7 +116,7 @@ HOT_ENTRY(MPI_Sendrecv,
            MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status),
           (sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_sendrecv(tc, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, status)
               : PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
 }
@@ -126,7 +126,7 @@ HOT_ENTRY(MPI_Sendrecv_replace,
            MPI_Status *status),
           (buf, count, type, dest, stag, source, rtag, comm, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_sendrecv_replace(tc, buf, count, type, dest, stag, source, rtag, status)
               : PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
 }
@@ -144,7 +144,7 @@ HOT_ENTRY(MPI_Recv_init,
           (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request),
           (buf, count, type, source, tag, comm, request))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_recv_init(tc, buf, count, type, source, tag, request)
               : PMPI_Recv_init(buf, count, type, source, tag, comm, request);
 }
@@ -183,14 +183,14 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int
 
 HOT_ENTRY(MPI_Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status), (source, tag, comm, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_probe(tc, source, tag, status) : PMPI_Probe(source, tag, comm, status);
 }
 
 HOT_ENTRY(MPI_Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
           (source, tag, comm, flag, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_iprobe(tc, source, tag, flag, status) : PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
@@ -308,7 +308,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 HOT_ENTRY(MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
           (source, tag, comm, flag, message, status))
 {
-    thread_comm *tc = thread_owns(comm);
+    thread_comm *tc = thread_comm_find(comm);
     return tc ? thread_improbe(tc, source, tag, flag, message, status)
               : PMPI_Improbe(source, tag, comm, flag, message, status);
 }
