@@ -13,11 +13,13 @@
 #
 #   Open MPI: mpirun --host mh1:2,mh2:2 -np 4 --mca plm_rsh_agent AGENT, the
 #             tcp BTL between hosts (vader within one) and the runtime's own
-#             traffic on the hosts' subnet; -x NAME=VALUE. Idle ranks yield
+#             traffic on the hosts' subnet; -x NAME=VALUE. Where the hosts'
+#             ranks together outnumber the machine's cores, idle ranks yield
 #             the core (mpi_yield_when_idle): each host believes it has the
 #             machine's cores to itself, so Open MPI would not see that the
 #             hosts together oversubscribe them, and busy polling makes a
-#             run 30 to 50 times slower on 2 cores.
+#             run 30 to 50 times slower on 2 cores. Where every rank has a
+#             core, Open MPI polls as it would on a cluster.
 #   MPICH:    mpiexec -launcher rsh -launcher-exec AGENT -hosts mh1:2,mh2:2 -n 4;
 #             -genv NAME VALUE; UCX (Debian's MPICH is ch4:ucx) on eth0 only:
 #             it would also offer peers its loopback address, which on
@@ -55,9 +57,9 @@ case $mpi in
         args=(--allow-run-as-root --oversubscribe --bind-to none
               --host "$MH_HOSTS" -np "$MH_NP"
               --mca plm_rsh_agent "$MH_AGENT"
-              --mca mpi_yield_when_idle 1
               --mca pml ob1 --mca btl self,vader,tcp
               --mca btl_tcp_if_include "$MH_SUBNET" --mca oob_tcp_if_include "$MH_SUBNET")
+        [ "$MH_NP" -le "$(nproc)" ] || args+=(--mca mpi_yield_when_idle 1)
         for e in "${envs[@]}"; do
             args+=(-x "$e")
         done
