@@ -4,6 +4,7 @@
  * next communicator of the same ranks in the same order adopts it instead
  * of building a segment of its own. A team is built by coll_team_create,
  * with PMPI calls on the communicator as its out-of-band means. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -327,6 +328,8 @@ static bool open_team(shim_comm *sc, MPI_Comm comm)
     return true;
 }
 
+static shim_comm *state_of(MPI_Comm comm);
+
 /* Builds comm's team, or settles on passing it through: collective. */
 static void take_over(shim_comm *sc)
 {
@@ -364,6 +367,12 @@ static void take_over(shim_comm *sc)
                 return;
             }
             sc->mode = SHIM_NODES;
+            /* From now on every call of comm runs steps on its node part:
+             * comm's warm-up showed it in use, so the node part's team is
+             * built at its first step, not after a warm-up of its own. */
+            shim_comm *part = state_of(sc->nodes.node);
+            if (part && part->mode == SHIM_WARMING)
+                part->calls = LONG_MAX;
             give_sizes(sc);
             return;
         }
