@@ -48,9 +48,11 @@ typedef struct shim_nodes {
      * (0: not cut), alike on every rank (agreed when the state is built). */
     uint64_t segment[3][SHIM_NODES_CLASSES];
     /* Per collective, bit k: a call of 2^k to 2^(k+1)-1 bytes per rank (bit
-     * 0: also none) is the host MPI's, flat, as priced (plan_node_price);
-     * alike on every rank. */
+     * 0: also none) is the host MPI's, flat, as priced or as shoal tune
+     * --link timed it on this layout (plan_node_choose); alike on every
+     * rank. timed: the latter (rank 0's model has this layout's timings). */
     uint64_t flat[CORE_COLL_COUNT];
+    uint64_t timed;
     /* What SHOAL_VERBOSE has said on this communicator, so that a call
      * does not format a line again (a microsecond each): bit k of
      * said_flat as in flat; said_plan the text said of each collective. */

@@ -107,15 +107,17 @@ static const core_coll priced_colls[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   C
                                          CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL};
 
 /* Segment sizes per size class, and which calls the host MPI runs flat,
- * priced by rank 0 with its node's figures and sent to every rank: nodes
- * may hold models of their own (each probed itself), and every rank must
- * cut and route a message alike. Nodes are priced as if even: the mean of
- * their ranks, rounded up. */
+ * priced by rank 0 with its node's figures (or as shoal tune --link timed
+ * them on this layout) and sent to every rank: nodes may hold models of
+ * their own (each probed itself), and every rank must cut and route a
+ * message alike. Nodes are priced as if even: the mean of their ranks,
+ * rounded up. */
 static void agree_prices(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
     memset(nd->flat, 0, sizeof nd->flat);
     nd->rails = 0;
+    nd->timed = 0;
     if (sc->rank == 0) {
         int mean = (sc->size + nd->count - 1) / nd->count;
         plan_query node = {.n = mean,
@@ -129,11 +131,19 @@ static void agree_prices(shim_comm *sc)
                 size_t segment = plan_node_segment(cut_colls[i], bytes, nd->count, &node);
                 nd->segment[i][k] = segment < bytes ? segment : 0;
             }
+        int *node_sizes = malloc((size_t)nd->count * sizeof *node_sizes);
+        if (!node_sizes)
+            core_fatal("out of memory for a communicator's node table");
+        for (int i = 0; i < nd->count; i++)
+            node_sizes[i] = nd->first[i + 1] - nd->first[i];
+        char layout[sizeof plan_model_get()->link_layout];
+        plan_node_layout(layout, sizeof layout, node_sizes, nd->count);
+        nd->timed = !strcmp(layout, plan_model_get()->link_layout);
         for (size_t i = 0; i < sizeof priced_colls / sizeof priced_colls[0]; i++)
             for (int k = 0; k < 64; k++) {
                 core_coll c = priced_colls[i];
                 size_t bytes = c == CORE_COLL_BARRIER ? 0 : (size_t)1 << k;
-                plan_node_route route = plan_node_price(c, bytes, nd->count, &node);
+                plan_node_route route = plan_node_choose(c, bytes, node_sizes, nd->count, &node);
                 if (route.flat)
                     nd->flat[c] |= 1ull << k;
                 else if (route.rails)
@@ -141,10 +151,12 @@ static void agree_prices(shim_comm *sc)
                 if (c == CORE_COLL_BARRIER || k >= 40)
                     break; /* classes beyond 1 TiB a rank: priced as that */
             }
+        free(node_sizes);
     }
     PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(nd->flat, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(&nd->rails, 1, MPI_UINT64_T, 0, sc->comm);
+    PMPI_Bcast(&nd->timed, 1, MPI_UINT64_T, 0, sc->comm);
 }
 
 /* The size class of a call of `bytes` per rank in the per-class sets
@@ -169,9 +181,14 @@ static bool runs_flat(shim_comm *sc, core_coll c, size_t bytes)
         return true;
     sc->nodes.said_flat[c] |= 1ull << k;
     size_t klass = k ? (size_t)1 << k : 0;
-    core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
-                  "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
-                  core_coll_name(c), klass, sc->size, sc->nodes.count, core_coll_name(c), klass, sc->nodes.count);
+    if (sc->nodes.timed)
+        core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
+                      "flat (as shoal tune --link timed it on this layout)",
+                      core_coll_name(c), klass, sc->size, sc->nodes.count);
+    else
+        core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
+                      "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
+                      core_coll_name(c), klass, sc->size, sc->nodes.count, core_coll_name(c), klass, sc->nodes.count);
     return true;
 }
 

@@ -266,6 +266,15 @@ int plan_node_candidates(core_coll c, size_t bytes, int nodes, const plan_query 
  * measured. */
 size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query *node);
 
+/* Above this many bytes per pair of ranks, every all-to-all block crossing
+ * its node twice (to the leader and from it) costs more than the messages
+ * saved: across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange
+ * tied the host's alltoall at 64 KiB and took twice its time from 256 KiB.
+ * The limit of alltoallv, and of alltoall, whose prices on a measured link
+ * may move its crossover down (plan_node_price), as may what shoal tune
+ * --link times up to it (plan_node_choose). */
+#define PLAN_NODES_ALLTOALL_MAX_BLOCK 32768
+
 /* Two levels or the host MPI flat: each priced for c of `bytes` per rank
  * (or per pair) over `nodes` nodes of node->n ranks; the host MPI runs it
  * flat where its price, times PLAN_NODE_FLAT_GUARD, is still below the two
@@ -282,6 +291,15 @@ typedef struct plan_node_route {
     const char *why;              /* the choice, in words */
 } plan_node_route;
 plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node);
+/* The route a call takes: plan_node_price's, but where shoal tune --link
+ * timed c on a layout of these node sizes (node_sizes[i] ranks on node i,
+ * in node order) its timing decides, not the prices: the host's flat run
+ * where it was as fast or faster, else two levels. A size class it did not
+ * time takes the nearest timed one below (above, where none is below):
+ * past its largest, a call is as bandwidth-bound as the largest was. */
+plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_sizes, int nodes, const plan_query *node);
+/* "4,4,4,4": the layout as tuning files name it. */
+void plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes);
 
 /* An allreduce of `bytes` on rails, over `nodes` nodes of node->n ranks
  * each: every rank of a node reduces one slice of the vector inside the

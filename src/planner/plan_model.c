@@ -293,6 +293,30 @@ static bool read_lane(const core_json *c, const lane_cost *dflt, lane_cost *out)
            positive(v.bw_dedicated + v.bw_shared);
 }
 
+/* What shoal tune --link timed ("link_timed"), into m: false where the
+ * object is there but malformed (absent: nothing timed). Collectives this
+ * shoal does not know are skipped. */
+static bool read_link_timed(const core_json *t, plan_model *m)
+{
+    if (!t)
+        return true;
+    const char *layout = core_json_string(t, "layout");
+    if (t->kind != CORE_JSON_OBJECT || !layout || !layout[0] || strlen(layout) >= sizeof m->link_layout ||
+        strspn(layout, "0123456789,") != strlen(layout))
+        return false;
+    for (const core_json *f = t->child; f; f = f->next) {
+        int c = core_coll_from_name(f->key);
+        if (!strcmp(f->key, "layout") || c < 0)
+            continue;
+        if (f->kind != CORE_JSON_STRING || strlen(f->string) != PLAN_LINK_CLASSES ||
+            strspn(f->string, "hs-") != PLAN_LINK_CLASSES)
+            return false;
+        memcpy(m->link_timed[c], f->string, PLAN_LINK_CLASSES + 1);
+    }
+    snprintf(m->link_layout, sizeof m->link_layout, "%s", layout);
+    return true;
+}
+
 int plan_model_load(plan_model *m, const char *path, bool check_machine, char *why, size_t whylen)
 {
     char err[200];
@@ -338,6 +362,10 @@ int plan_model_load(plan_model *m, const char *path, bool check_machine, char *w
         m->link_latency_ns = core_json_number(root, "link_latency_ns", m->link_latency_ns);
         m->link_bw = core_json_number(root, "link_bw", m->link_bw);
         m->link_bw_node = core_json_number(root, "link_bw_node", 0);
+        if (rc == 0 && !read_link_timed(core_json_get(root, "link_timed"), m)) {
+            snprintf(why, whylen, "\"link_timed\" is malformed");
+            rc = -1;
+        }
         if (rc == 0 && (!positive(m->sync_ns) || !positive(m->copy_bw) || !positive(m->copy_mem_bw) ||
                         !positive(m->reduce_bw) || !positive(m->link_bw) || m->link_latency_ns < 0 ||
                         m->link_bw_node < 0 || m->sync_per_peer_ns < 0 || m->oversub_step_ns < 0)) {
@@ -387,6 +415,18 @@ static int make_parent_dirs(const char *path)
             *p = '/';
         }
     return 0;
+}
+
+/* ",\n  "link_timed": {...}": what shoal tune --link timed, if anything. */
+static void write_link_timed(FILE *f, const plan_model *m)
+{
+    if (!m->link_layout[0])
+        return;
+    fprintf(f, ",\n  \"link_timed\": {\n    \"layout\": \"%s\"", m->link_layout);
+    for (int c = 0; c < CORE_COLL_COUNT; c++)
+        if (m->link_timed[c][0])
+            fprintf(f, ",\n    \"%s\": \"%s\"", core_coll_name((core_coll)c), m->link_timed[c]);
+    fprintf(f, "\n  }");
 }
 
 /* ",\n  "name": {...}": the host times of one field, those measured. */
@@ -450,6 +490,7 @@ int plan_model_save(const plan_model *m, const char *path)
     write_host_times(f, m, "host_ns", offsetof(plan_host_time, ns));
     write_host_times(f, m, "host_repeat_ns", offsetof(plan_host_time, repeat_ns));
     write_host_times(f, m, "shoal_repeat_ns", offsetof(plan_host_time, shoal_repeat_ns));
+    write_link_timed(f, m);
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) {
         err = errno;

@@ -32,6 +32,10 @@
 
 #define PLAN_TUNING_VERSION 10
 #define PLAN_MAX_FACTORS 4096
+/* Size classes of the collectives shoal tune --link times across nodes:
+ * class k is 2^k to 2^(k+1)-1 bytes a rank (0 also none), as the node
+ * routes count them; 40 and above are priced as 40. */
+#define PLAN_LINK_CLASSES 41
 
 /* The host MPI's own run of a collective, measured by shoal tune: its
  * time for `coll` at 2^size_b bytes (per rank or block) on a team of
@@ -86,6 +90,14 @@ typedef struct plan_model {
     double link_bw;
     double link_bw_node; /* bytes per ns a node's link carries while every rank of it sends (shoal tune
                             --link; not priced yet); 0: not measured */
+    /* Collectives across nodes as shoal tune --link timed them on the
+     * layout it ran on (node sizes in node order, "4,4,4,4"; "" none): per
+     * collective, one letter per size class, 'h' where the host's flat run
+     * was as fast or faster, 's' where shoal's two levels were, '-' not
+     * timed. Where a communicator has that layout they route its calls
+     * (plan_node_choose), not the prices. */
+    char link_layout[256];
+    char link_timed[CORE_COLL_COUNT][PLAN_LINK_CLASSES + 1];
     plan_factor factors[PLAN_MAX_FACTORS]; /* sorted by key */
     int nfactors;
     plan_host_time host[PLAN_MAX_HOST_TIMES]; /* the host's own collectives ("host_ns" in the file) */

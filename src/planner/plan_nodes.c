@@ -4,13 +4,10 @@
  * print them from here. */
 #include "plan.h"
 
-/* Above this many bytes per pair of ranks, every all-to-all block crossing
- * its node twice (to the leader and from it) costs more than the messages
- * saved: across 2 hosts of 2 ranks (TCP, 2 cores) the leaders' exchange
- * tied the host's alltoall at 64 KiB and took twice its time from 256 KiB.
- * The limit of alltoallv, and of alltoall, whose prices on a measured link
- * may move its crossover down (plan_node_price). */
-#define NODES_ALLTOALL_MAX_BLOCK 32768
+#include <stdio.h>
+#include <string.h>
+
+#include "core_sys.h"
 
 #define NONE CORE_COLL_COUNT
 
@@ -54,7 +51,7 @@ const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)
     if ((int)c < 0 || c >= CORE_COLL_COUNT || !steps[c].text)
         return NULL;
     /* alltoallv: bytes is the largest of the ranks' mean blocks */
-    if (c == CORE_COLL_ALLTOALLV && bytes > NODES_ALLTOALL_MAX_BLOCK)
+    if (c == CORE_COLL_ALLTOALLV && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK)
         return NULL;
     return &steps[c];
 }
@@ -301,7 +298,7 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
     double two_levels = r.rails ? r.rails_ns : r.two_level_ns;
     /* Alltoall above the measured crossover stays the host's whatever the
      * prices say: on a measured link they may only move it down. */
-    bool above_crossover = c == CORE_COLL_ALLTOALL && bytes > NODES_ALLTOALL_MAX_BLOCK;
+    bool above_crossover = c == CORE_COLL_ALLTOALL && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK;
     if (core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO) {
         r.why = "two levels (SHOAL_ACROSS_NODES=two)";
     } else if (above_crossover) {
@@ -314,6 +311,50 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
     } else {
         r.flat = r.flat_ns >= 0 && r.flat_ns * PLAN_NODE_FLAT_GUARD < two_levels;
         r.why = r.flat ? "the host MPI runs it flat" : "two levels";
+    }
+    return r;
+}
+
+void plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < nodes && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "", node_sizes[i]);
+}
+
+/* What shoal tune --link timed for c in the class of `bytes`: 'h', 's', or
+ * 0 where it timed nothing of c. */
+static char timed_verdict(const plan_model *m, core_coll c, size_t bytes)
+{
+    const char *timed = m->link_timed[c];
+    if (!timed[0])
+        return 0;
+    int k = core_log2_floor(bytes);
+    k = k < PLAN_LINK_CLASSES ? k : PLAN_LINK_CLASSES - 1;
+    for (int i = k; i >= 0; i--)
+        if (timed[i] != '-')
+            return timed[i];
+    for (int i = k + 1; i < PLAN_LINK_CLASSES; i++)
+        if (timed[i] != '-')
+            return timed[i];
+    return 0;
+}
+
+plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_sizes, int nodes, const plan_query *node)
+{
+    plan_node_route r = plan_node_price(c, bytes, nodes, node);
+    const plan_model *m = plan_model_get();
+    if (core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO || !m->link_layout[0] || r.two_level_ns < 0 ||
+        (c == CORE_COLL_ALLTOALL && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK))
+        return r;
+    char layout[sizeof m->link_layout];
+    plan_node_layout(layout, sizeof layout, node_sizes, nodes);
+    char verdict = strcmp(layout, m->link_layout) ? 0 : timed_verdict(m, c, bytes);
+    if (verdict) {
+        r.flat = verdict == 'h';
+        r.why = r.flat ? "the host MPI runs it flat (timed faster on this layout by shoal tune --link)"
+                       : "two levels (timed faster on this layout by shoal tune --link)";
     }
     return r;
 }

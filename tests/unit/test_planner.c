@@ -1253,6 +1253,89 @@ static void test_node_routes(void)
     tuning_file_done(path);
 }
 
+/* What shoal tune --link timed on a layout routes that layout's calls, not
+ * the prices: the timed class, the nearest timed one below an untimed
+ * class (above, under the smallest), never alltoall above its crossover;
+ * other layouts, and SHOAL_ACROSS_NODES=two, keep the prices. The letters
+ * survive the file, and a malformed set makes the file refused. */
+static void test_node_timed_routes(void)
+{
+    char path[] = "/tmp/shoal-test-tuning-XXXXXX";
+    tuning_file_begin(path);
+    plan_query node = {.n = 2, .ppn = 2, .cores = 16, .window = 128 * 1024, .usable = {true, true, true}};
+    plan_model timed;
+    plan_model_defaults(&timed);
+    timed.link_latency_ns = 1500;
+    timed.link_bw = 12;
+    timed.link_bw_node = 24;
+    snprintf(timed.link_layout, sizeof timed.link_layout, "2,2");
+    for (int c = 0; c < CORE_COLL_COUNT; c++)
+        timed.link_timed[c][0] = 0;
+    /* bcast: two levels from 4 B, the host's at 1-2 KiB, two levels again
+     * at 4 KiB, untimed above 64 KiB; allgather: the host's everywhere
+     * timed; alltoall: two levels up to 32 KiB. */
+    const char *bcast = "--ssssssssshhsssss-----------------------";
+    const char *allgather = "--hhhhhhhhhhhhhhhhhhhhh------------------";
+    const char *alltoall = "--sssssssssssssss------------------------";
+    memcpy(timed.link_timed[CORE_COLL_BCAST], bcast, PLAN_LINK_CLASSES + 1);
+    memcpy(timed.link_timed[CORE_COLL_ALLGATHER], allgather, PLAN_LINK_CLASSES + 1);
+    memcpy(timed.link_timed[CORE_COLL_ALLTOALL], alltoall, PLAN_LINK_CLASSES + 1);
+    CHECK(plan_model_save(&timed, path) == 0, "save");
+    char why[512];
+    plan_model back;
+    CHECK(plan_model_load(&back, path, false, why, sizeof why) == 0 && !strcmp(back.link_layout, "2,2") &&
+              !strcmp(back.link_timed[CORE_COLL_BCAST], bcast) &&
+              !strcmp(back.link_timed[CORE_COLL_ALLTOALL], alltoall) && !back.link_timed[CORE_COLL_REDUCE][0],
+          "timed letters round trip: %s", why);
+    plan_model_reload();
+    const int two_two[] = {2, 2}, three_one[] = {3, 1};
+    char layout[64];
+    plan_node_layout(layout, sizeof layout, two_two, 2);
+    CHECK(!strcmp(layout, "2,2"), "layout named %s", layout);
+    for (int k = 0; k <= 24; k++) {
+        size_t bytes = (size_t)1 << k;
+        int at = k < 2 ? 2 : k > 17 ? 17 : k; /* nearest timed: above under the smallest, below past the largest */
+        plan_node_route r = plan_node_choose(CORE_COLL_BCAST, bytes, two_two, 2, &node);
+        CHECK(r.flat == (bcast[at] == 'h') && strstr(r.why, "shoal tune --link"), "bcast of %zu: flat %d (%s)", bytes,
+              r.flat, r.why);
+        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, two_two, 2, &node);
+        CHECK(r.flat, "allgather of %zu timed the host's", bytes);
+        r = plan_node_choose(CORE_COLL_ALLTOALL, bytes, two_two, 2, &node);
+        CHECK(r.flat == (bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK), "alltoall of %zu: flat %d", bytes, r.flat);
+        /* Untimed collective, other layout: the prices. */
+        plan_node_route priced = plan_node_price(CORE_COLL_REDUCE, bytes, 2, &node);
+        r = plan_node_choose(CORE_COLL_REDUCE, bytes, two_two, 2, &node);
+        CHECK(r.flat == priced.flat && !strstr(r.why, "tune --link"), "reduce of %zu untimed: priced", bytes);
+        priced = plan_node_price(CORE_COLL_ALLGATHER, bytes, 2, &node);
+        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, three_one, 2, &node);
+        CHECK(r.flat == priced.flat, "allgather of %zu on 3,1: priced", bytes);
+    }
+    setenv("SHOAL_ACROSS_NODES", "two", 1);
+    core_config_reload();
+    CHECK(!plan_node_choose(CORE_COLL_ALLGATHER, 1024, two_two, 2, &node).flat, "SHOAL_ACROSS_NODES=two wins");
+    unsetenv("SHOAL_ACROSS_NODES");
+    core_config_reload();
+
+    /* Malformed letters: the whole file is refused, as a corrupt one. */
+    FILE *f = fopen(path, "r");
+    char text[1 << 16];
+    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[len] = 0;
+    char *at = strstr(text, "--ssssssssshh");
+    CHECK(at != NULL, "letters in the file");
+    if (at) {
+        at[2] = 'x';
+        f = fopen(path, "w");
+        fputs(text, f);
+        fclose(f);
+        CHECK(plan_model_load(&back, path, false, why, sizeof why) != 0 && strstr(why, "link_timed"),
+              "malformed letters refused: %s", why);
+    }
+    tuning_file_done(path);
+}
+
 /* Allreduce on rails across nodes: priced from one element a rank on; on
  * a guessed link the leaders' form stays; on a measured one rails run
  * exactly where priced below it, and they win a long vector where one rank
@@ -1522,6 +1605,7 @@ int main(void)
     test_staged_once();
     test_node_segments();
     test_node_routes();
+    test_node_timed_routes();
     test_node_rails();
     test_host_times();
     test_host_repeat_times();

@@ -233,7 +233,13 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     node_step_line("last", steps->last, whole ? all : bytes, &node);
     if (plan_node_cuts((core_coll)coll))
         node_segments_table((core_coll)coll, bytes, nodes, &node);
-    plan_node_route r = plan_node_price((core_coll)coll, bytes, nodes, &node);
+    int *node_sizes = malloc((size_t)nodes * sizeof *node_sizes);
+    if (!node_sizes)
+        return fail("out of memory", NULL);
+    for (int i = 0; i < nodes; i++)
+        node_sizes[i] = ppn;
+    plan_node_route r = plan_node_choose((core_coll)coll, bytes, node_sizes, nodes, &node);
+    free(node_sizes);
     if (r.flat_ns < 0) {
         printf("runs in two levels (no model of the host MPI's flat run of it)\n");
         return 0;

@@ -342,7 +342,7 @@ static void usage_error(const char *msg, const char *arg)
     if (rank == 0)
         fprintf(stderr,
                 "shoal tune: %s%s%s\nusage: mpirun -np N shoal tune [-o FILE] [--quick] [--merge] [--samples FILE]\n"
-                "       mpirun -np N --host A,B shoal tune --link [-o FILE]   (after a tune on one node)\n",
+                "       mpirun -np N --host A,B shoal tune --link [--quick] [-o FILE]   (after a tune on one node)\n",
                 msg, arg ? ": " : "", arg ? arg : "");
 }
 
@@ -399,6 +399,8 @@ static void keep_link(plan_model *m, const char *path)
         m->link_latency_ns = old.link_latency_ns;
         m->link_bw = old.link_bw;
         m->link_bw_node = old.link_bw_node;
+        memcpy(m->link_layout, old.link_layout, sizeof m->link_layout);
+        memcpy(m->link_timed, old.link_timed, sizeof m->link_timed);
     }
 }
 
@@ -421,7 +423,10 @@ static int tune_link_into(tuner *tn, const char *out)
         printf("shoal tune --link: %d ranks, adding the link between nodes to %s\n", tn->size, path);
         fflush(stdout);
     }
-    tune_link(&m);
+    /* Every rank times the collectives with rank 0's model, as a job that
+     * reads this file will run them. */
+    PMPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+    tune_link(&m, tn->quick);
     if (tn->rank != 0)
         return 0;
     int err = plan_model_save(&m, path);

@@ -6,8 +6,10 @@
 #include "plan_model.h"
 
 /* Measures the link between the first two nodes and sets m's link figures
- * (on every rank alike). Collective over MPI_COMM_WORLD; ends the job with
- * a message when every rank is on one node. */
-void tune_link(plan_model *m);
+ * (on every rank alike), then times the collectives both ways on this
+ * layout into m's link_timed (quick: every fourth size class, fewer
+ * rounds). Collective over MPI_COMM_WORLD; ends the job with a message
+ * when every rank is on one node. */
+void tune_link(plan_model *m, bool quick);
 
 #endif
