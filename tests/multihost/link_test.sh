@@ -18,8 +18,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
     exit 2
 }
 mpi=$2 launcher=$4 shoal=$5 hosts_check=$6 coll_check=$7
-flags=()
+flags=() check_flags=()
 [ "$mpi" = openmpi ] && flags=(--allow-run-as-root --oversubscribe)
+[ "$mpi" = mpich ] && check_flags=(--skip-known-host-bugs)
 work=$(mktemp -d "$PWD/link-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 file=$work/tuning.json
@@ -59,12 +60,15 @@ SHOAL_TUNING_FILE=$file "$shoal" explain allgather 64 --nodes 2 --ppn 3 >"$work/
 
 # A job on the timed layout routes by the letters, and its results are
 # still the host MPI's: allgather timed the host's at every size, so its
-# calls go flat and say why.
+# calls go flat and say why. Under MPICH, coll_check leaves out the host's
+# own known bugs, as the other multi-host tests do (MPICH 4.0.2's
+# MPI_Reduce on a communicator of 2 + 1 ranks across hosts is wrong from
+# about 2 KiB: tests/mpi/coll_check.c).
 sed -i 's/"allgather": "[hs-]*"/"allgather": "'"$(printf 'h%.0s' $(seq 41))"'"/' "$file"
 "$here/multihost_test.sh" --mpi "$mpi" --launcher "$launcher" --layout "2 2" \
     --env SHOAL_TUNING_FILE="$file" --env SHOAL_VERBOSE=1 --env SHOAL_COMM_WARMUP=0 \
     --expect "bytes a rank or more on a communicator of 4 ranks over 2 nodes: the host MPI's, flat (as shoal tune --link timed it on this layout)" \
-    --done " 0 mismatches," "$hosts_check" "$coll_check" --cases 40 --max-bytes 65536 || rc=$?
+    --done " 0 mismatches," "$hosts_check" "$coll_check" --cases 40 --max-bytes 65536 "${check_flags[@]}" || rc=$?
 [ $rc -eq 0 ] || exit $rc
 "$launcher" "${flags[@]}" -np 2 "$shoal" tune --quick -o "$file" >"$work/again.out" 2>&1 ||
     { cat "$work/again.out"; fail "the second tune on one host failed"; }
