@@ -137,8 +137,8 @@ static void agree_prices(shim_comm *sc)
         for (int i = 0; i < nd->count; i++)
             node_sizes[i] = nd->first[i + 1] - nd->first[i];
         char layout[sizeof plan_model_get()->link_layout];
-        plan_node_layout(layout, sizeof layout, node_sizes, nd->count);
-        nd->timed = !strcmp(layout, plan_model_get()->link_layout);
+        nd->timed = plan_node_layout(layout, sizeof layout, node_sizes, nd->count) &&
+                    !strcmp(layout, plan_model_get()->link_layout);
         for (size_t i = 0; i < sizeof priced_colls / sizeof priced_colls[0]; i++)
             for (int k = 0; k < 64; k++) {
                 core_coll c = priced_colls[i];

@@ -298,8 +298,9 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
  * time takes the nearest timed one below (above, where none is below):
  * past its largest, a call is as bandwidth-bound as the largest was. */
 plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_sizes, int nodes, const plan_query *node);
-/* "4,4,4,4": the layout as tuning files name it. */
-void plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes);
+/* "4,4,4,4": the layout as tuning files name it; false (buf empty) where
+ * it does not fit in len, so that no cut-off name matches another's. */
+bool plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes);
 
 /* An allreduce of `bytes` on rails, over `nodes` nodes of node->n ranks
  * each: every rank of a node reduces one slice of the vector inside the

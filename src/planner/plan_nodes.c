@@ -315,12 +315,16 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
     return r;
 }
 
-void plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes)
+bool plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes)
 {
     size_t at = 0;
-    buf[0] = 0;
     for (int i = 0; i < nodes && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "", node_sizes[i]);
+    if (at >= len || !nodes) {
+        buf[0] = 0;
+        return false;
+    }
+    return true;
 }
 
 /* What shoal tune --link timed for c in the class of `bytes`: 'h', 's', or
@@ -349,8 +353,8 @@ plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_size
         (c == CORE_COLL_ALLTOALL && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK))
         return r;
     char layout[sizeof m->link_layout];
-    plan_node_layout(layout, sizeof layout, node_sizes, nodes);
-    char verdict = strcmp(layout, m->link_layout) ? 0 : timed_verdict(m, c, bytes);
+    bool named = plan_node_layout(layout, sizeof layout, node_sizes, nodes);
+    char verdict = !named || strcmp(layout, m->link_layout) ? 0 : timed_verdict(m, c, bytes);
     if (verdict) {
         r.flat = verdict == 'h';
         r.why = r.flat ? "the host MPI runs it flat (timed faster on this layout by shoal tune --link)"

@@ -1290,8 +1290,8 @@ static void test_node_timed_routes(void)
     plan_model_reload();
     const int two_two[] = {2, 2}, three_one[] = {3, 1};
     char layout[64];
-    plan_node_layout(layout, sizeof layout, two_two, 2);
-    CHECK(!strcmp(layout, "2,2"), "layout named %s", layout);
+    CHECK(plan_node_layout(layout, sizeof layout, two_two, 2) && !strcmp(layout, "2,2"), "layout named %s", layout);
+    CHECK(!plan_node_layout(layout, 3, two_two, 2) && !layout[0], "a cut-off name: refused, empty");
     for (int k = 0; k <= 24; k++) {
         size_t bytes = (size_t)1 << k;
         int at = k < 2 ? 2 : k > 17 ? 17 : k; /* nearest timed: above under the smallest, below past the largest */

@@ -205,14 +205,16 @@ static void time_layout(plan_model *m, int node_index, int node_size, int nodes,
     int most = 0;
     for (int i = 0; i < nodes; i++)
         most = node_sizes[i] > most ? node_sizes[i] : most;
-    plan_node_layout(m->link_layout, sizeof m->link_layout, node_sizes, nodes);
+    bool named = plan_node_layout(m->link_layout, sizeof m->link_layout, node_sizes, nodes);
     free(node_sizes);
     memset(m->link_timed, 0, sizeof m->link_timed);
-    if (most == 1) {
-        /* Nothing runs in two levels on such a layout. */
+    if (most == 1 || !named) {
+        /* Nothing runs in two levels on the first; the second no job could
+         * be told apart from another. */
         m->link_layout[0] = 0;
         if (rank == 0)
-            printf("  calls: every node holds one rank, so every call is the host MPI's; none timed\n");
+            printf("  calls: %s; none timed\n", most == 1 ? "every node holds one rank, so every call is the host MPI's"
+                                                          : "the layout's name is too long to keep");
         return;
     }
 
