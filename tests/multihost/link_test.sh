@@ -9,8 +9,9 @@
 # then the library must read them back (shoal explain names the file and
 # the rate of a node with every rank sending, and routes a call of the
 # timed layout by its timing), a job on that layout must route by them and
-# still give the host MPI's results (coll_check), and a new tune on one
-# node must keep them. Exits 77 where the hosts cannot be made.
+# still give the host MPI's results (coll_check), a tune --link at one rank
+# a host must time nothing, and a new tune on one node must keep them.
+# Exits 77 where the hosts cannot be made.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "$1" = --mpi ] && [ "$3" = --launcher ] && [ $# -eq 7 ] || {
@@ -70,6 +71,15 @@ sed -i 's/"allgather": "[hs-]*"/"allgather": "'"$(printf 'h%.0s' $(seq 41))"'"/'
     --expect "bytes a rank or more on a communicator of 4 ranks over 2 nodes: the host MPI's, flat (as shoal tune --link timed it on this layout)" \
     --done " 0 mismatches," "$hosts_check" "$coll_check" --cases 40 --max-bytes 65536 "${check_flags[@]}" || rc=$?
 [ $rc -eq 0 ] || exit $rc
+# One rank a host: nothing runs in two levels there, so nothing is timed,
+# and the letters of another layout are not kept under this one's name.
+cp "$file" "$work/one-a-host.json"
+"$here/multihost_test.sh" --mpi "$mpi" --launcher "$launcher" --layout "1 1" \
+    --expect "calls: every node holds one rank" \
+    --done "wrote $work/one-a-host.json" "$hosts_check" "$shoal" tune --link --quick -o "$work/one-a-host.json" || rc=$?
+[ $rc -eq 0 ] || exit $rc
+! grep -q '"link_timed"' "$work/one-a-host.json" || fail "a layout of one rank a host recorded timed calls"
+
 "$launcher" "${flags[@]}" -np 2 "$shoal" tune --quick -o "$file" >"$work/again.out" 2>&1 ||
     { cat "$work/again.out"; fail "the second tune on one host failed"; }
 [ "$(link_of link_bw_node)" = "$node_bw" ] && [ "$(link_of link_bw)" = "$bw" ] ||
