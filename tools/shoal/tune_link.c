@@ -93,8 +93,9 @@ static const core_coll timed_colls[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   CO
 /* Larger classes of a collective are not timed once its flat run takes
  * this long a call: they are as bandwidth-bound as this one. */
 #define CALLS_LONGEST_NS 20e6
-/* Nor where a rank's buffers would exceed this. */
-#define CALLS_MAX_BUFFER ((size_t)256 << 20)
+/* Nor where a rank's buffers would exceed this (two of them a rank, every
+ * rank of a node at once: 8 GiB on a node of 64 ranks). */
+#define CALLS_MAX_BUFFER ((size_t)64 << 20)
 /* Two levels are taken where they were timed at least this much faster
  * than the flat run: a tie goes to the host MPI. */
 #define CALLS_TWO_LEVELS_BELOW 0.97
