@@ -137,13 +137,14 @@ static void agree_prices(shim_comm *sc)
         for (int i = 0; i < nd->count; i++)
             node_sizes[i] = nd->first[i + 1] - nd->first[i];
         char layout[sizeof plan_model_get()->link_layout];
-        nd->timed = plan_node_layout(layout, sizeof layout, node_sizes, nd->count) &&
-                    !strcmp(layout, plan_model_get()->link_layout);
+        plan_node_layout(layout, sizeof layout, node_sizes, nd->count);
+        free(node_sizes);
+        nd->timed = plan_node_layout_timed(layout);
         for (size_t i = 0; i < sizeof priced_colls / sizeof priced_colls[0]; i++)
             for (int k = 0; k < 64; k++) {
                 core_coll c = priced_colls[i];
                 size_t bytes = c == CORE_COLL_BARRIER ? 0 : (size_t)1 << k;
-                plan_node_route route = plan_node_choose(c, bytes, node_sizes, nd->count, &node);
+                plan_node_route route = plan_node_choose(c, bytes, nd->timed, nd->count, &node);
                 if (route.flat)
                     nd->flat[c] |= 1ull << k;
                 else if (route.rails)
@@ -151,7 +152,6 @@ static void agree_prices(shim_comm *sc)
                 if (c == CORE_COLL_BARRIER || k >= 40)
                     break; /* classes beyond 1 TiB a rank: priced as that */
             }
-        free(node_sizes);
     }
     PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(nd->flat, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
@@ -181,14 +181,13 @@ static bool runs_flat(shim_comm *sc, core_coll c, size_t bytes)
         return true;
     sc->nodes.said_flat[c] |= 1ull << k;
     size_t klass = k ? (size_t)1 << k : 0;
-    if (sc->nodes.timed)
-        core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
-                      "flat (as shoal tune --link timed it on this layout)",
-                      core_coll_name(c), klass, sc->size, sc->nodes.count);
-    else
-        core_log_once("%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, "
-                      "flat (shoal explain %s %zu --nodes %d --ppn P says why)",
-                      core_coll_name(c), klass, sc->size, sc->nodes.count, core_coll_name(c), klass, sc->nodes.count);
+    char why[96] = "as shoal tune --link timed it on this layout";
+    if (!sc->nodes.timed)
+        snprintf(why, sizeof why, "shoal explain %s %zu --nodes %d --ppn P says why", core_coll_name(c), klass,
+                 sc->nodes.count);
+    core_log_once(
+        "%s of %zu bytes a rank or more on a communicator of %d ranks over %d nodes: the host MPI's, flat (%s)",
+        core_coll_name(c), klass, sc->size, sc->nodes.count, why);
     return true;
 }
 

@@ -291,16 +291,19 @@ typedef struct plan_node_route {
     const char *why;              /* the choice, in words */
 } plan_node_route;
 plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node);
-/* The route a call takes: plan_node_price's, but where shoal tune --link
- * timed c on a layout of these node sizes (node_sizes[i] ranks on node i,
- * in node order) its timing decides, not the prices: the host's flat run
- * where it was as fast or faster, else two levels. A size class it did not
- * time takes the nearest timed one below (above, where none is below):
- * past its largest, a call is as bandwidth-bound as the largest was. */
-plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_sizes, int nodes, const plan_query *node);
-/* "4,4,4,4": the layout as tuning files name it; false (buf empty) where
- * it does not fit in len, so that no cut-off name matches another's. */
+/* "4,4,4,4": the layout (node_sizes[i] ranks on node i, in node order) as
+ * tuning files name it; false (buf empty) where it does not fit in len, so
+ * that no cut-off name matches another's. */
 bool plan_node_layout(char *buf, size_t len, const int *node_sizes, int nodes);
+/* Whether shoal tune --link timed the calls of the layout so named. */
+bool plan_node_layout_timed(const char *layout);
+/* The route a call takes: plan_node_price's, but on a layout shoal tune
+ * --link timed (timed_layout: plan_node_layout_timed of its name) the
+ * timing decides, not the prices: the host's flat run where it was as fast
+ * or faster, else two levels. A size class it did not time takes the
+ * nearest timed one below (above, where none is below): past its largest,
+ * a call is as bandwidth-bound as the largest was. */
+plan_node_route plan_node_choose(core_coll c, size_t bytes, bool timed_layout, int nodes, const plan_query *node);
 
 /* An allreduce of `bytes` on rails, over `nodes` nodes of node->n ranks
  * each: every rank of a node reduces one slice of the vector inside the

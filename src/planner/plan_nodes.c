@@ -345,16 +345,19 @@ static char timed_verdict(const plan_model *m, core_coll c, size_t bytes)
     return 0;
 }
 
-plan_node_route plan_node_choose(core_coll c, size_t bytes, const int *node_sizes, int nodes, const plan_query *node)
+bool plan_node_layout_timed(const char *layout)
+{
+    const char *timed = plan_model_get()->link_layout;
+    return layout[0] && timed[0] && !strcmp(layout, timed);
+}
+
+plan_node_route plan_node_choose(core_coll c, size_t bytes, bool timed_layout, int nodes, const plan_query *node)
 {
     plan_node_route r = plan_node_price(c, bytes, nodes, node);
-    const plan_model *m = plan_model_get();
-    if (core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO || !m->link_layout[0] || r.two_level_ns < 0 ||
+    if (!timed_layout || core_config_get()->across_nodes == CORE_ACROSS_NODES_TWO || r.two_level_ns < 0 ||
         (c == CORE_COLL_ALLTOALL && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK))
         return r;
-    char layout[sizeof m->link_layout];
-    bool named = plan_node_layout(layout, sizeof layout, node_sizes, nodes);
-    char verdict = !named || strcmp(layout, m->link_layout) ? 0 : timed_verdict(m, c, bytes);
+    char verdict = timed_verdict(plan_model_get(), c, bytes);
     if (verdict) {
         r.flat = verdict == 'h';
         r.why = r.flat ? "the host MPI runs it flat (timed faster on this layout by shoal tune --link)"

@@ -1288,31 +1288,32 @@ static void test_node_timed_routes(void)
               !strcmp(back.link_timed[CORE_COLL_ALLTOALL], alltoall) && !back.link_timed[CORE_COLL_REDUCE][0],
           "timed letters round trip: %s", why);
     plan_model_reload();
-    const int two_two[] = {2, 2}, three_one[] = {3, 1};
+    const int two_two[] = {2, 2};
     char layout[64];
     CHECK(plan_node_layout(layout, sizeof layout, two_two, 2) && !strcmp(layout, "2,2"), "layout named %s", layout);
     CHECK(!plan_node_layout(layout, 3, two_two, 2) && !layout[0], "a cut-off name: refused, empty");
     for (int k = 0; k <= 24; k++) {
         size_t bytes = (size_t)1 << k;
         int at = k < 2 ? 2 : k > 17 ? 17 : k; /* nearest timed: above under the smallest, below past the largest */
-        plan_node_route r = plan_node_choose(CORE_COLL_BCAST, bytes, two_two, 2, &node);
+        plan_node_route r = plan_node_choose(CORE_COLL_BCAST, bytes, plan_node_layout_timed("2,2"), 2, &node);
         CHECK(r.flat == (bcast[at] == 'h') && strstr(r.why, "shoal tune --link"), "bcast of %zu: flat %d (%s)", bytes,
               r.flat, r.why);
-        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, two_two, 2, &node);
+        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, plan_node_layout_timed("2,2"), 2, &node);
         CHECK(r.flat, "allgather of %zu timed the host's", bytes);
-        r = plan_node_choose(CORE_COLL_ALLTOALL, bytes, two_two, 2, &node);
+        r = plan_node_choose(CORE_COLL_ALLTOALL, bytes, plan_node_layout_timed("2,2"), 2, &node);
         CHECK(r.flat == (bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK), "alltoall of %zu: flat %d", bytes, r.flat);
         /* Untimed collective, other layout: the prices. */
         plan_node_route priced = plan_node_price(CORE_COLL_REDUCE, bytes, 2, &node);
-        r = plan_node_choose(CORE_COLL_REDUCE, bytes, two_two, 2, &node);
+        r = plan_node_choose(CORE_COLL_REDUCE, bytes, plan_node_layout_timed("2,2"), 2, &node);
         CHECK(r.flat == priced.flat && !strstr(r.why, "tune --link"), "reduce of %zu untimed: priced", bytes);
         priced = plan_node_price(CORE_COLL_ALLGATHER, bytes, 2, &node);
-        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, three_one, 2, &node);
+        r = plan_node_choose(CORE_COLL_ALLGATHER, bytes, plan_node_layout_timed("3,1"), 2, &node);
         CHECK(r.flat == priced.flat, "allgather of %zu on 3,1: priced", bytes);
     }
     setenv("SHOAL_ACROSS_NODES", "two", 1);
     core_config_reload();
-    CHECK(!plan_node_choose(CORE_COLL_ALLGATHER, 1024, two_two, 2, &node).flat, "SHOAL_ACROSS_NODES=two wins");
+    CHECK(!plan_node_choose(CORE_COLL_ALLGATHER, 1024, plan_node_layout_timed("2,2"), 2, &node).flat,
+          "SHOAL_ACROSS_NODES=two wins");
     unsetenv("SHOAL_ACROSS_NODES");
     core_config_reload();
 

@@ -238,8 +238,10 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
         return fail("out of memory", NULL);
     for (int i = 0; i < nodes; i++)
         node_sizes[i] = ppn;
-    plan_node_route r = plan_node_choose((core_coll)coll, bytes, node_sizes, nodes, &node);
+    char layout[sizeof plan_model_get()->link_layout];
+    plan_node_layout(layout, sizeof layout, node_sizes, nodes);
     free(node_sizes);
+    plan_node_route r = plan_node_choose((core_coll)coll, bytes, plan_node_layout_timed(layout), nodes, &node);
     if (r.flat_ns < 0) {
         printf("runs in two levels (no model of the host MPI's flat run of it)\n");
         return 0;
