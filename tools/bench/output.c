@@ -50,7 +50,7 @@ void output_preamble(const struct bench_context *ctx)
                "another CPU, or descheduled)\n");
     if (ctx->opt->method == METHOD_OSU)
         printf("# method: osu (collectives: the same buffers call after call, untouched, a barrier after each "
-               "call; the paths alternate in blocks of calls)\n");
+               "call, before each reduce, as OSU 7.4; the paths alternate in blocks of calls)\n");
     else
         printf("# method: fresh (collectives: a new input written before each call; the paths alternate call by "
                "call)\n");
