@@ -214,13 +214,18 @@ int plan_candidates(const plan_query *q, plan_candidate *out, int max);
  * 0.42-2.7x of Open MPI's over the cells, 0.96-2.0x over cma), and the
  * start-up probe's figures cannot see which period a job will run in. */
 #define PLAN_SINGLE_COPY_BAND 0.15
-/* Blocks below this keep the cheapest lane: the band's evidence is from
- * 32 KiB, and below it single copy's fixed cost (a system call, 1.2-2 us
- * to its first byte on the VM) is most of its time, which a slow period
- * does not change. With the probe's slow-period figures (cells 3.4 GB/s)
- * the band took single copy for an 8 KiB scatter at np 2 that then ran
- * 0.80x of MPICH 4's, where the cells ran 1.00x. */
-#define PLAN_SINGLE_COPY_BAND_MIN (32 * 1024)
+/* Blocks below this keep the cheapest lane: below it single copy's fixed
+ * cost (a system call, 1.2-2 us to its first byte on the VM) is most of
+ * its time, which a slow period does not change. With the probe's
+ * slow-period figures (cells 3.4 GB/s) the band took single copy for an
+ * 8 KiB scatter at np 2 that then ran 0.80x of MPICH 4's, where the cells
+ * ran 1.00x. At 16 KiB the probe's start-to-start spread (cma's first byte
+ * 1.1-1.6 us) decided between the lanes: OSU 7.4's scatter, alltoall and
+ * allgatherv at np 2 ran 0.70-0.84x of Open MPI 4.1 in starts that took
+ * the cells (2.0 us a scatter, single copy 1.4-1.7), and 0.97-1.40x with
+ * the band from 16 KiB; fresh inputs and np 4 kept their ratios (2-core
+ * Xeon VM). */
+#define PLAN_SINGLE_COPY_BAND_MIN (16 * 1024)
 /* Whether collective c only moves blocks (each read by one rank): the
  * collectives the guard band above applies to. */
 bool plan_moves_blocks(core_coll c);
