@@ -38,9 +38,10 @@ typedef struct core_wait_policy {
     uint64_t yield_ns; /* how long to yield before sleeping */
     long sleep_ns;     /* one futex sleep, before looking again */
     /* Posts fence before looking for sleepers, so that no wake-up is ever
-     * missed. Worth its cost (the wait for the flag line's ownership) only
-     * where waiters sleep often: when ranks take turns on cores. Without it
-     * a wake-up missed in a rare race costs one sleep_ns. */
+     * missed. The fence waits for the flag line's ownership on every post,
+     * while waiters seldom sleep, so core_wait_policy_for never asks for
+     * it: a wake-up missed in the rare race costs one sleep_ns (1 ms). The
+     * start-up probe's timed pair fences, so that no timing holds a miss. */
     bool fence_posts;
     uint64_t timeout_ns; /* 0: no limit (dead peers are still detected) */
 } core_wait_policy;

@@ -494,7 +494,7 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
      * cores are the model's own terms (the cpu share, oversub_step_ns). So
      * where the node's ranks take turns on cores, the two keep to a core
      * each and wait as ranks with cores of their own while the others
-     * sleep; their posts still fence, so no wake-up is missed. The team's
+     * sleep; their posts fence, so that no timing holds a missed wake-up. The team's
      * own policy comes back after (both switch where no post is in flight:
      * after the team's set-up and after the last timing, each ended by an
      * MPI collective). */
