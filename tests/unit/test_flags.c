@@ -86,7 +86,7 @@ int main(void)
     CHECK(sched_setaffinity(0, sizeof was, &was) == 0, "unpinning");
 
     /* No spinning, no yielding: every wait goes to sleep on the futex and
-     * must be woken by the post (oversubscribed nodes). */
+     * must be woken by the post (fenced, as the start-up probe's pair). */
     core_wait_policy sleepy = {.spin = 0, .yield_ns = 0, .sleep_ns = 20000000, .fence_posts = true};
     s = map_shared();
     uint64_t t_sleepy = core_now_ns();
