@@ -12,9 +12,9 @@
  *          rank per round, so large transfers take several rounds.
  *   cma    exposing publishes the buffer's address; fetch and put are
  *          process_vm_readv / process_vm_writev straight between the user
- *          buffers (one copy), in chunks of at most ctx->cma_chunk bytes. No
- *          window. The owner must wait for its readers before it returns,
- *          since they read its own memory.
+ *          buffers (one copy), one system call a transfer. No window.
+ *          The owner must wait for its readers before it returns, since
+ *          they read its own memory.
  *   host   the host MPI's point-to-point (implemented by the MPI layer, which
  *          plugs it in). Two-sided: a reader *requests* a range before the
  *          round's synchronisation, the owner *serves* every request after it,
@@ -103,7 +103,6 @@ typedef struct lane_ctx {
     bool idle_after_round;  /* this rank reads nothing more in this call, and the readers of the next
                                round's buffer are known done with it (coll_round_begin) */
     size_t stage_used;      /* bytes of my staging area taken this round */
-    size_t cma_chunk;       /* most bytes one process_vm_* call moves */
     lane_request *requests; /* [n][LANE_ROUNDS][nrequests] two-sided lanes' requests */
     uint32_t *nreq;         /* [n][LANE_ROUNDS] requests made this round */
     int nrequests;

@@ -20,15 +20,14 @@ static void cma_expose(lane_ctx *ctx, int slot, const void *buf, size_t len)
     s->len = len;
 }
 
-/* Moves len bytes in calls of at most ctx->cma_chunk bytes, looping over
- * the partial transfers the kernel may do. */
+/* Moves len bytes in one call, looping over the partial transfers the
+ * kernel may do. */
 static void cma_transfer(const lane_ctx *ctx, int peer, char *local, uint64_t remote, size_t len, bool write)
 {
     pid_t pid = ctx->pids[peer];
     while (len) {
-        size_t part = ctx->cma_chunk && len > ctx->cma_chunk ? ctx->cma_chunk : len;
-        struct iovec l = {.iov_base = local, .iov_len = part};
-        struct iovec r = {.iov_base = (void *)(uintptr_t)remote, .iov_len = part};
+        struct iovec l = {.iov_base = local, .iov_len = len};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)remote, .iov_len = len};
         ssize_t done = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (done < 0) {
             if (errno == EINTR)
