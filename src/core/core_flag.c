@@ -38,21 +38,20 @@ core_wait_policy core_wait_policy_for(int local_ranks, int cores)
          * time at 4 ranks on 2 cores. Yielding keeps the waiter runnable,
          * so the post needs no futex wake-up, which costs the poster a
          * system call and the waiter a trip through the scheduler. Long
-         * waits (an imbalanced program) sleep, in slices of 1 ms as
-         * elsewhere: posts do not fence (the fence waits for the flag
-         * line's ownership, some 70 ns of every post, a third of a small
-         * gather's non-root at 4 ranks on 2 cores), so a wake-up missed
-         * in the rare race with a waiter falling asleep costs one slice. */
+         * waits (an imbalanced program) sleep. */
         p.spin = 0;
         p.yield_ns = 200000;
-        p.sleep_ns = 1000000L;
     } else {
         /* Roughly 20-50 us of polling, then yielding; sleeping is for long
          * waits only. */
         p.spin = 20000;
         p.yield_ns = 50000;
-        p.sleep_ns = 1000000L;
     }
+    /* Posts do not fence (the fence waits for the flag line's ownership,
+     * some 70 ns of every post, a third of a small gather's non-root at 4
+     * ranks on 2 cores): a wake-up missed in the rare race with a waiter
+     * falling asleep costs one slice of 1 ms. */
+    p.sleep_ns = 1000000L;
     p.fence_posts = false;
     if (cfg->spin >= 0)
         p.spin = cfg->spin;

@@ -494,10 +494,10 @@ static probe_figures measure_pair(MPI_Comm pair_comm, int rank)
      * cores are the model's own terms (the cpu share, oversub_step_ns). So
      * where the node's ranks take turns on cores, the two keep to a core
      * each and wait as ranks with cores of their own while the others
-     * sleep; their posts fence, so that no timing holds a missed wake-up. The team's
-     * own policy comes back after (both switch where no post is in flight:
-     * after the team's set-up and after the last timing, each ended by an
-     * MPI collective). */
+     * sleep; their posts fence, so that no timing holds a missed wake-up.
+     * The team's own policy comes back after (both switch where no post is
+     * in flight: after the team's set-up and after the last timing, each
+     * ended by an MPI collective). */
     bool taking_turns = pair->team.node_ranks > pair->team.node_cores;
     cpu_set_t saved;
     bool pinned = taking_turns && pin_apart(pair_comm, rank, &saved);
