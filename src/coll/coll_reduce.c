@@ -1,5 +1,6 @@
 /* Reduce. Algorithms (priced by the planner's table, src/planner):
- *   flat      the root reduces every input: n-1 inputs on one core.
+ *   flat      the root reduces every input: n-1 inputs on one core (at
+ *             two ranks on single copy, reading the other's whole first).
  *   tree      binomial tree over contiguous rank ranges: log2 n levels,
  *             each a wait, a read of the child's partial and a reduction.
  *   sliced    each rank reduces a slice of every input, the root collects
@@ -11,19 +12,52 @@
 #include <string.h>
 
 #include "coll_reduction.h"
-static void reduce_gathered(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+static void reduce_gathered(coll_team *t, const coll_choice *ch, const char *src, char *dst, size_t count, size_t esize,
                             core_reduce_fn fn, int root)
 {
+    const lane_ops *lane = ch->lane;
     char *all = t->me == root ? coll_temp(t, count * esize * (size_t)t->n) : NULL;
     coll_gather_inputs(t, lane, src, count * esize, 0, count * esize, root, all);
     if (t->me == root)
         coll_reduce_local(t, all, count, esize, fn, dst);
 }
 
+/* At two ranks, the root of a whole-input plan (PLAN_READ_WHOLE) reads the
+ * other rank's input in one transfer into its result (or, reducing in
+ * place, a temporary), lets that rank go, then reduces in place: the other
+ * leaves after the transfer, as it leaves the host MPI's reduce once its
+ * message is received, instead of after the root's reduction too. Operands
+ * in rank order. */
+static void reduce_read_whole(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count,
+                              size_t esize, core_reduce_fn fn, int root)
+{
+    size_t bytes = count * esize;
+    coll_round_begin(t, t->me != root, t->me != root);
+    if (t->me != root)
+        lane->expose(&t->lane, 0, src, bytes);
+    uint64_t exposed = coll_next_epoch(t), done = coll_next_epoch(t);
+    if (t->me == root) {
+        char *other = src == dst ? coll_temp(t, bytes) : dst;
+        coll_wait_all_exposed(t, lane, 0, exposed, 0, bytes);
+        lane->fetch(&t->lane, 1 - root, 0, 0, other, bytes);
+        coll_post(t, done);
+        fn(dst, root == 0 ? src : other, root == 0 ? other : src, count);
+    } else {
+        coll_post(t, done);
+        coll_wait(t, root, done);
+    }
+    coll_round_end(t, done);
+}
+
 /* The root reduces every input. */
-static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+static void reduce_flat(coll_team *t, const coll_choice *ch, const char *src, char *dst, size_t count, size_t esize,
                         core_reduce_fn fn, int root)
 {
+    const lane_ops *lane = ch->lane;
+    if (ch->plan.chunk == PLAN_READ_WHOLE && t->n == 2 && lane->single_copy) {
+        reduce_read_whole(t, lane, src, dst, count, esize, fn, root);
+        return;
+    }
     size_t per = coll_round_elements(t, lane, count, esize, 1);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {
@@ -53,9 +87,10 @@ static void reduce_flat(coll_team *t, const lane_ops *lane, const char *src, cha
  * combines its input with the partial results of r+1, r+2, r+4, ... (the
  * ranges [r+1], [r+2, r+4), [r+4, r+8) ...), in that order, and exposes the
  * result to its parent r - lowbit(r). A root other than 0 fetches rank 0's. */
-static void reduce_tree(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+static void reduce_tree(coll_team *t, const coll_choice *ch, const char *src, char *dst, size_t count, size_t esize,
                         core_reduce_fn fn, int root)
 {
+    const lane_ops *lane = ch->lane;
     int n = t->n, me = t->me;
     int span = me ? me & -me : n; /* my range is [me, me + span) */
     bool has_children = me + 1 < n && span > 1;
@@ -112,9 +147,10 @@ static void reduce_slice(size_t count, int n, int root, int i, size_t *lo, size_
 
 /* Each rank reduces one slice of the vector; the root collects the slices,
  * by putting them into its buffer on lanes that can, else by reading them. */
-static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+static void reduce_sliced(coll_team *t, const coll_choice *ch, const char *src, char *dst, size_t count, size_t esize,
                           core_reduce_fn fn, int root)
 {
+    const lane_ops *lane = ch->lane;
     int n = t->n, me = t->me;
     bool push = lane->put != NULL;
     size_t per = coll_window_elements(t, lane, count, esize, 1);
@@ -170,7 +206,7 @@ static void reduce_sliced(coll_team *t, const lane_ops *lane, const char *src, c
         coll_wait_all(t, push ? done - 1 : done);
 }
 
-typedef void (*reduce_fn)(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
+typedef void (*reduce_fn)(coll_team *t, const coll_choice *ch, const char *src, char *dst, size_t count, size_t esize,
                           core_reduce_fn fn, int root);
 static const reduce_fn reduce_algorithms[PLAN_ALGO_COUNT] = {
     [PLAN_REDUCE_FLAT] = reduce_flat,
@@ -192,5 +228,5 @@ void coll_reduce(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_
     reduce_fn run = reduce_algorithms[ch->plan.algo];
     if (ch->lane->two_sided) /* no views: the inputs must move */
         run = reduce_gathered;
-    (run ? run : reduce_sliced)(t, ch->lane, src, rbuf, count, esize, fn, root);
+    (run ? run : reduce_sliced)(t, ch, src, rbuf, count, esize, fn, root);
 }

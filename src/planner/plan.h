@@ -232,6 +232,11 @@ bool plan_moves_blocks(core_coll c);
 
 /* Bytes reduced per step: inputs of this size stay in the core's cache. */
 #define PLAN_REDUCE_BLOCK (64 * 1024)
+/* plan_choice.chunk of a flat reduce whose root reads the other rank's
+ * input whole, in one transfer, before it reduces (two ranks on a
+ * single-copy lane, while both inputs and the result fit a core's cache);
+ * else the root reads and reduces it block by block. */
+#define PLAN_READ_WHOLE SIZE_MAX
 
 /* ---- communicators spanning nodes ----
  * A collective over several nodes: a step inside each node (a collective of

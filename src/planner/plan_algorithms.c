@@ -1,7 +1,8 @@
 /* plan_algorithms: the planner's table of algorithms, a row each: its id,
  * name and description, the collectives it serves, the lane capabilities it
  * needs, and its cost formula (the critical path of the slowest rank, built
- * from plan_cost.h's blocks). Names, each collective's options, explain's
+ * from plan_cost.h's blocks; where ranks leave early, flat reduce reading
+ * whole, the mean of the ranks' times). Names, each collective's options, explain's
  * candidates, SHOAL_ALGO and the unit tests' lists all come from the table;
  * the run functions are the collectives layer's (src/coll, one file per
  * collective, indexed by the same ids; coll_runs checks they exist).
@@ -169,14 +170,30 @@ static double bcast_tree_ns(const pricing *p, lane_id l, const plan_candidate *c
     return (depth + chunks - 1) * (xfer_crowded(p, l, chunk, team_ppn(q), readers, chunk) + oversub_ns(p));
 }
 
+size_t plan_reduce_flat_unit(const pricing *p, lane_id l)
+{
+    double S = (double)p->q->bytes;
+    bool whole = p->q->n == 2 && lane_can(l, LANE_CAP_SINGLE_COPY) && !lane_can(l, LANE_CAP_TWO_SIDED) &&
+                 3 * S <= p->m->cache_bytes;
+    return whole ? PLAN_READ_WHOLE : PLAN_REDUCE_BLOCK;
+}
+
 static double reduce_flat_ns(const pricing *p, lane_id l, const plan_candidate *c)
 {
-    (void)c;
     const plan_query *q = p->q;
     double S = (double)q->bytes, n = q->n;
     if (lane_can(l, LANE_CAP_STAGED)) /* the others stage at once; the root waits for all, reduces from the cells */
         return sync_all(p, q->n) +
                staged_reduce_ns(p, l, S, q->n - 1, 1, (n - 1) * maxd(reduce_ns(p, S), staged_crossing_ns(p, l, S, 1)));
+    /* The root reads the other's input whole, which may then leave, and
+     * reduces after: priced at the mean of the two ranks' times, what each
+     * spends in the call (what OSU and shoal-bench report; the ranks of the
+     * other algorithms all work to the end, where their mean is their
+     * slowest). At np 2 under OSU's loop, Open MPI 4.1.4, 16-256 KiB: 1.1-1.4x
+     * of the host's reduce, where reading block by block made the other
+     * rank wait for the root's reduction too (0.82-1.0x; 2-core Xeon VM). */
+    if (c->chunk == PLAN_READ_WHOLE)
+        return sync_all(p, q->n) + xfer(p, l, S, 1) + reduce_ns(p, S) / 2;
     /* the root reads every input alone, block by block, each reduced after
      * it (priced as one transfer, flat over cma looked as cheap as sliced
      * at 512 KiB on unchanged inputs and took 1.5x its time) */

@@ -291,6 +291,9 @@ static inline double log_ceil(int n, int base)
  * scatter by pull moves itself on a lane that can put, or of the message
  * a flat bcast's root writes into each rank; 0: none. */
 double plan_root_share(const pricing *p, plan_algo a, lane_id l);
+/* What a flat reduce's root reads of another rank's input at once on lane
+ * l: PLAN_READ_WHOLE or PLAN_REDUCE_BLOCK. */
+size_t plan_reduce_flat_unit(const pricing *p, lane_id l);
 /* Data movement by pull on lane l, or striped (`share` of every transfer on
  * two-sided lane `stripe`, the rest on l; LANE_COUNT: not striped). */
 double plan_pull_ns(const pricing *p, lane_id l, lane_id stripe, double share);

@@ -358,6 +358,8 @@ static int enumerate(const plan_query *q, plan_candidate *out, int max, int want
                                              .stripe = LANE_COUNT,
                                              .fanout = fanouts[f],
                                              .chunk = chunks[c]};
+                    if (alg->id == PLAN_REDUCE_FLAT)
+                        cand->chunk = plan_reduce_flat_unit(&p, (lane_id)l);
                     cand->root_share = plan_root_share(&p, alg->id, (lane_id)l);
                     cand->formula_ns = alg->cost(&p, (lane_id)l, cand);
                     cand->factor = factor_for(p.m, q->coll, alg->id, (lane_id)l, LANE_COUNT, q->bytes, q->n);

@@ -361,7 +361,9 @@ int explain_main(int argc, char **argv)
         if (tree) {
             snprintf(fanout, sizeof fanout, "%d", c[i].fanout);
             snprintf(chunk, sizeof chunk, "%zuK", c[i].chunk >> 10);
-        } else if (c[i].stripe != LANE_COUNT) { /* the striped lane's share */
+        } else if (c[i].algo == PLAN_REDUCE_FLAT && c[i].chunk == PLAN_READ_WHOLE) {
+            snprintf(chunk, sizeof chunk, "whole"); /* the root reads the other's input at once */
+        } else if (c[i].stripe != LANE_COUNT) {     /* the striped lane's share */
             snprintf(chunk, sizeof chunk, "%s %.0f%%", plan_lane_name(c[i].stripe), 100 * c[i].stripe_share);
         } else if (c[i].root_share > 0) { /* what the root moves of each other block */
             snprintf(chunk, sizeof chunk, "root %.0f%%", 100 * c[i].root_share);
