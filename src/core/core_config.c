@@ -98,13 +98,14 @@ static const core_setting_word node_bcast_words[] = {
     {"auto", CORE_NODE_BCAST_AUTO},
     {"leader", CORE_NODE_BCAST_LEADER},
     {"first", CORE_NODE_BCAST_FIRST},
+    {"rails", CORE_NODE_BCAST_RAILS},
     {NULL, 0},
 };
 
-static const core_setting_word node_allreduce_words[] = {
-    {"auto", CORE_NODE_ALLREDUCE_AUTO},
-    {"leaders", CORE_NODE_ALLREDUCE_LEADERS},
-    {"rails", CORE_NODE_ALLREDUCE_RAILS},
+static const core_setting_word node_form_words[] = {
+    {"auto", CORE_NODE_FORM_AUTO},
+    {"leaders", CORE_NODE_FORM_LEADERS},
+    {"rails", CORE_NODE_FORM_RAILS},
     {NULL, 0},
 };
 
@@ -181,19 +182,35 @@ static const core_setting settings[] = {
      FIELD(node_bcast),
      .value = CORE_NODE_BCAST_AUTO,
      .words = node_bcast_words,
-     .expects = "auto, leader or first",
+     .expects = "auto, leader, first or rails",
      .shared = true,
      .default_text = "`auto`",
-     .description = "across nodes, which rank of a node receives a bcast from the others: `first`, the first of its "
+     .description = "across nodes, which ranks of a node receive a bcast from the others: `first`, the first of its "
                     "ranks to arrive (competitive: a late rank delays only itself, but the claim costs a round "
-                    "trip between nodes when all arrive together; for programs whose ranks arrive unevenly), or "
-                    "`leader`, its first rank in the communicator; `auto`: `leader`. Messages cut into segments "
-                    "always go through the leaders"},
+                    "trip between nodes when all arrive together; for programs whose ranks arrive unevenly), "
+                    "`leader`, its first rank in the communicator, or `rails`, on nodes of equal rank counts every "
+                    "rank a slice (the root's node scatters the message, the ranks of one slice on every node "
+                    "bcast it by the host MPI, each over its own link, and each node gathers the slices); `auto`: "
+                    "rails where the planner prices them cheaper on a link `shoal tune --link` measured, else "
+                    "`leader`. A message cut into segments goes through the leaders, also under `first`"},
+    {.name = "SHOAL_NODE_REDUCE",
+     .kind = CORE_SETTING_CHOICE,
+     FIELD(node_reduce),
+     .value = CORE_NODE_FORM_AUTO,
+     .words = node_form_words,
+     .expects = "auto, leaders or rails",
+     .shared = true,
+     .default_text = "`auto`",
+     .description = "across nodes of equal rank counts, how a reduce crosses them: `rails` (each rank of a node "
+                    "reduces a slice of the vector inside its node, the ranks of one slice on every node reduce it "
+                    "to the root's node by the host MPI, each over its own link, and the root's node gathers the "
+                    "slices to the root), `leaders` (a node reduce to each node's first rank, the leaders' reduce), "
+                    "or `auto`: as the planner prices them on a link `shoal tune --link` measured, else `leaders`"},
     {.name = "SHOAL_NODE_ALLREDUCE",
      .kind = CORE_SETTING_CHOICE,
      FIELD(node_allreduce),
-     .value = CORE_NODE_ALLREDUCE_AUTO,
-     .words = node_allreduce_words,
+     .value = CORE_NODE_FORM_AUTO,
+     .words = node_form_words,
      .expects = "auto, leaders or rails",
      .shared = true,
      .default_text = "`auto`",

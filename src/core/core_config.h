@@ -46,10 +46,16 @@ typedef enum { CORE_CMA_AUTO, CORE_CMA_OFF } core_cma_mode;
 /* Communicators spanning nodes: left to the host MPI; two levels where
  * they are priced cheaper than the host's flat run; two levels always. */
 typedef enum { CORE_ACROSS_NODES_OFF, CORE_ACROSS_NODES_PRICED, CORE_ACROSS_NODES_TWO } core_across_nodes;
-typedef enum { CORE_NODE_BCAST_AUTO, CORE_NODE_BCAST_LEADER, CORE_NODE_BCAST_FIRST } core_node_bcast;
-/* How an allreduce crosses nodes: as the planner prices it, through each
- * node's leader, or on rails (every rank of a node owns a slice). */
-typedef enum { CORE_NODE_ALLREDUCE_AUTO, CORE_NODE_ALLREDUCE_LEADERS, CORE_NODE_ALLREDUCE_RAILS } core_node_allreduce;
+typedef enum {
+    CORE_NODE_BCAST_AUTO,
+    CORE_NODE_BCAST_LEADER,
+    CORE_NODE_BCAST_FIRST,
+    CORE_NODE_BCAST_RAILS
+} core_node_bcast;
+/* How a reduce or an allreduce crosses nodes: as the planner prices it,
+ * through each node's leader, or on rails (every rank of a node owns a
+ * slice). */
+typedef enum { CORE_NODE_FORM_AUTO, CORE_NODE_FORM_LEADERS, CORE_NODE_FORM_RAILS } core_node_form;
 
 /* A communicator's state (a shared-memory segment with every page reserved)
  * costs about half a millisecond to build and free at 2 ranks, more with
@@ -59,29 +65,30 @@ typedef enum { CORE_NODE_ALLREDUCE_AUTO, CORE_NODE_ALLREDUCE_LEADERS, CORE_NODE_
 #define CORE_COMM_WARMUP_DEFAULT 8
 
 typedef struct core_config {
-    bool disabled;                      /* SHOAL_DISABLE=1: pure pass-through */
-    unsigned disabled_colls;            /* SHOAL_DISABLE_COLL=bcast,allreduce,... */
-    int verbose;                        /* SHOAL_VERBOSE=0|1|2 */
-    size_t shm_size;                    /* SHOAL_SHM_SIZE, bytes per node segment; 0 = automatic */
-    core_cma_mode cma;                  /* SHOAL_CMA=auto|off */
-    long spin;                          /* SHOAL_SPIN: polls before yielding; -1 = automatic */
-    double timeout_s;                   /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
-    long comm_warmup;                   /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
+    bool disabled;                  /* SHOAL_DISABLE=1: pure pass-through */
+    unsigned disabled_colls;        /* SHOAL_DISABLE_COLL=bcast,allreduce,... */
+    int verbose;                    /* SHOAL_VERBOSE=0|1|2 */
+    size_t shm_size;                /* SHOAL_SHM_SIZE, bytes per node segment; 0 = automatic */
+    core_cma_mode cma;              /* SHOAL_CMA=auto|off */
+    long spin;                      /* SHOAL_SPIN: polls before yielding; -1 = automatic */
+    double timeout_s;               /* SHOAL_TIMEOUT: abort after this long without progress; 0 = never */
+    long comm_warmup;               /* SHOAL_COMM_WARMUP: a communicator's collectives left to the host before
                                     shoal builds its state */
-    core_across_nodes across_nodes;     /* SHOAL_ACROSS_NODES=0|1|two: communicators spanning nodes in two levels */
-    long node_cliques;                  /* SHOAL_NODE_CLIQUES: split each node's ranks into this many pretend nodes */
-    core_node_bcast node_bcast;         /* SHOAL_NODE_BCAST=auto|leader|first */
-    core_node_allreduce node_allreduce; /* SHOAL_NODE_ALLREDUCE=auto|leaders|rails */
-    size_t node_segment;                /* SHOAL_NODE_SEGMENT: bytes per segment of a long message across nodes;
+    core_across_nodes across_nodes; /* SHOAL_ACROSS_NODES=0|1|two: communicators spanning nodes in two levels */
+    long node_cliques;              /* SHOAL_NODE_CLIQUES: split each node's ranks into this many pretend nodes */
+    core_node_bcast node_bcast;     /* SHOAL_NODE_BCAST=auto|leader|first|rails */
+    core_node_form node_reduce;     /* SHOAL_NODE_REDUCE=auto|leaders|rails */
+    core_node_form node_allreduce;  /* SHOAL_NODE_ALLREDUCE=auto|leaders|rails */
+    size_t node_segment;            /* SHOAL_NODE_SEGMENT: bytes per segment of a long message across nodes;
                                     0 = the planner's */
-    char lanes[64];                     /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
-    char algo[1024];                    /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
-    char alltoall_map[1024]; /* SHOAL_ALLTOALL_MAP: a node-list file ordering the leaders' all-to-all phases */
-    char tuning_file[1024];  /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
-    bool probe;              /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
-    bool shmem_globals;      /* SHOAL_SHMEM_GLOBALS: OpenSHMEM PEs share their global data */
-    size_t thread_handoff;   /* SHOAL_THREAD_HANDOFF_BYTES: thread ranks hand a message this long over by address */
-    uint64_t fingerprint;    /* core_config_fingerprint of the above, set at each (re)load */
+    char lanes[64];                 /* SHOAL_LANES: force a lane ("cells", "cma"); empty = planner */
+    char algo[1024];                /* SHOAL_ALGO: "coll:algo,..." forced algorithms; empty = planner */
+    char alltoall_map[1024];        /* SHOAL_ALLTOALL_MAP: a node-list file ordering the leaders' all-to-all phases */
+    char tuning_file[1024];         /* SHOAL_TUNING_FILE: the cost model's figures; empty = the usual place */
+    bool probe;                     /* SHOAL_PROBE: without a tuning file, MPI_Init measures the node */
+    bool shmem_globals;             /* SHOAL_SHMEM_GLOBALS: OpenSHMEM PEs share their global data */
+    size_t thread_handoff; /* SHOAL_THREAD_HANDOFF_BYTES: thread ranks hand a message this long over by address */
+    uint64_t fingerprint;  /* core_config_fingerprint of the above, set at each (re)load */
 } core_config;
 
 /* How a setting's text is read. */

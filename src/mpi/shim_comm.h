@@ -58,10 +58,11 @@ typedef struct shim_nodes {
      * said_flat as in flat; said_plan the text said of each collective. */
     uint64_t said_flat[CORE_COLL_COUNT];
     const char *said_plan[CORE_COLL_COUNT];
-    /* Allreduce on rails (plan_node_price), bit k as in flat: where every
-     * node holds as many ranks (even); rail: the ranks of this rank's
-     * place in every node, numbered by node, made at the first such call. */
-    uint64_t rails;
+    /* Per collective (bcast, reduce, allreduce), bit k as in flat: it runs
+     * on rails (plan_node_price) where every node holds as many ranks
+     * (even); rail: the ranks of this rank's place in every node, numbered
+     * by node, made at the first such call. */
+    uint64_t rails[CORE_COLL_COUNT];
     bool even;
     MPI_Comm rail;
     /* Competitive bcasts, from the first on: shoal's own copy of the

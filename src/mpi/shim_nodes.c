@@ -116,7 +116,7 @@ static void agree_prices(shim_comm *sc)
 {
     shim_nodes *nd = &sc->nodes;
     memset(nd->flat, 0, sizeof nd->flat);
-    nd->rails = 0;
+    memset(nd->rails, 0, sizeof nd->rails);
     nd->timed = 0;
     if (sc->rank == 0) {
         int mean = (sc->size + nd->count - 1) / nd->count;
@@ -148,14 +148,14 @@ static void agree_prices(shim_comm *sc)
                 if (route.flat)
                     nd->flat[c] |= 1ull << k;
                 else if (route.rails)
-                    nd->rails |= 1ull << k;
+                    nd->rails[c] |= 1ull << k;
                 if (c == CORE_COLL_BARRIER || k >= 40)
                     break; /* classes beyond 1 TiB a rank: priced as that */
             }
     }
     PMPI_Bcast(nd->segment, (int)(sizeof nd->segment / sizeof nd->segment[0][0]), MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(nd->flat, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
-    PMPI_Bcast(&nd->rails, 1, MPI_UINT64_T, 0, sc->comm);
+    PMPI_Bcast(nd->rails, CORE_COLL_COUNT, MPI_UINT64_T, 0, sc->comm);
     PMPI_Bcast(&nd->timed, 1, MPI_UINT64_T, 0, sc->comm);
 }
 
@@ -813,6 +813,98 @@ bool shim_nodes_barrier(shim_comm *sc)
     return true;
 }
 
+/* ---- on rails ---- */
+
+/* Whether collective c of count elements, `bytes` a rank, runs on rails:
+ * as agreed for its size class, on nodes of equal rank counts, every rank
+ * with a slice of at least one element. Alike on every rank. */
+static bool on_rails(const shim_nodes *nd, core_coll c, MPI_Count count, size_t bytes)
+{
+    return nd->even && count >= nd->node_size && class_bit(nd->rails[c], bytes);
+}
+
+/* This rank's rail (the ranks of its place in every node, numbered by
+ * node), made at the first call on rails; and the slices of count
+ * elements, local rank i's counts[i] from offsets[i] (local_counts,
+ * local_offsets). */
+static MPI_Comm rail_slices(shim_comm *sc, int count)
+{
+    shim_nodes *nd = &sc->nodes;
+    if (nd->rail == MPI_COMM_NULL)
+        PMPI_Comm_split(sc->comm, nd->local, nd->my_node, &nd->rail);
+    int *counts = nd->local_counts, *offsets = nd->local_offsets;
+    for (int i = 0; i < nd->node_size; i++) {
+        offsets[i] = (int)((size_t)count * (size_t)i / (size_t)nd->node_size);
+        counts[i] = (int)((size_t)count * (size_t)(i + 1) / (size_t)nd->node_size) - offsets[i];
+    }
+    return nd->rail;
+}
+
+/* Allreduce on rails (plan_node_rails_ns): the node's rank i owns slice i;
+ * it reduces that slice inside the node, allreduces it with the ranks
+ * owning it on the other nodes, then the node gathers the slices. */
+static void allreduce_on_rails(shim_comm *sc, const char *in, char *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                               size_t extent)
+{
+    shim_nodes *nd = &sc->nodes;
+    MPI_Comm rail = rail_slices(sc, count);
+    int *counts = nd->local_counts, *offsets = nd->local_offsets;
+    /* The slice apart from rbuf: in may be rbuf (MPI_IN_PLACE), read whole
+     * by the node's reduce_scatter. */
+    char *slice = shim_comm_scratch(sc, 0, (size_t)counts[nd->local] * extent);
+    node_reduce_scatter(nd, in, slice, counts, type, op);
+    PMPI_Allreduce(MPI_IN_PLACE, slice, counts[nd->local], type, op, rail);
+    node_allgatherv(nd, slice, rbuf, counts, offsets, type);
+}
+
+/* Reduce on rails: the node's rank i reduces slice i inside the node, the
+ * ranks holding slice i reduce it into the root's node by the host MPI
+ * (into the root's result at the root, apart at the others), and the
+ * root's node gathers the slices to the root. */
+static void reduce_on_rails(shim_comm *sc, const char *in, char *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                            size_t extent, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    MPI_Comm rail = rail_slices(sc, count);
+    int *counts = nd->local_counts, *offsets = nd->local_offsets, mine = counts[nd->local];
+    bool is_root = sc->rank == root, roots_node = nd->my_node == node_of(nd, root);
+    char *slice = shim_comm_scratch(sc, 0, (size_t)mine * extent);
+    node_reduce_scatter(nd, in, slice, counts, type, op);
+    char *sum = !roots_node ? NULL
+                : is_root   ? rbuf + (size_t)offsets[nd->local] * extent
+                            : shim_comm_scratch(sc, 1, (size_t)mine * extent);
+    PMPI_Reduce(slice, sum, mine, type, op, node_of(nd, root), rail);
+    if (!roots_node)
+        return;
+    const void *from = is_root ? MPI_IN_PLACE : sum;
+    int to = local_of(nd, root);
+    if (!shim_gatherv_by_shoal(from, mine, type, rbuf, SHIM_INTS(counts), SHIM_INTS(offsets), type, to, nd->node,
+                               "a gatherv inside a node"))
+        PMPI_Gatherv(from, mine, type, rbuf, counts, offsets, type, to, nd->node);
+}
+
+/* Bcast on rails, of `bytes` at data: the root's node scatters the
+ * message (local rank i slice i), the ranks holding slice i bcast it from
+ * the root's node by the host MPI, and every node gathers the slices. */
+static void bcast_on_rails(shim_comm *sc, char *data, int bytes, int root)
+{
+    shim_nodes *nd = &sc->nodes;
+    MPI_Comm rail = rail_slices(sc, bytes);
+    int *counts = nd->local_counts, *offsets = nd->local_offsets, mine = counts[nd->local];
+    char *slice = data + offsets[nd->local];
+    if (nd->my_node == node_of(nd, root)) {
+        void *into = sc->rank == root ? MPI_IN_PLACE : slice;
+        int from = local_of(nd, root);
+        if (!shim_scatterv_by_shoal(data, SHIM_INTS(counts), SHIM_INTS(offsets), MPI_BYTE, into, mine, MPI_BYTE, from,
+                                    nd->node, "a scatterv inside a node"))
+            PMPI_Scatterv(data, counts, offsets, MPI_BYTE, into, mine, MPI_BYTE, from, nd->node);
+    }
+    PMPI_Bcast(slice, mine, MPI_BYTE, node_of(nd, root), rail);
+    if (!shim_allgatherv_by_shoal(MPI_IN_PLACE, 0, MPI_BYTE, data, SHIM_INTS(counts), SHIM_INTS(offsets), MPI_BYTE,
+                                  nd->node, "an allgatherv inside a node"))
+        PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, counts, offsets, MPI_BYTE, nd->node);
+}
+
 bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype type, int root)
 {
     shim_nodes *nd = &sc->nodes;
@@ -827,6 +919,15 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
     size_t bytes = (size_t)count * l.size;
     if (runs_flat(sc, CORE_COLL_BCAST, bytes))
         return false;
+    if (bytes <= INT_MAX && on_rails(nd, CORE_COLL_BCAST, (MPI_Count)bytes, bytes)) {
+        say_plan_once(sc, CORE_COLL_BCAST, plan_node_rails_for(CORE_COLL_BCAST)->text);
+        char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
+                                      : shim_recv_bytes(sc, 0, buf, count, &l);
+        bcast_on_rails(sc, data, (int)bytes, root);
+        if (sc->rank != root)
+            shim_recv_finish(sc, 0, buf, count, type, &l, sc->comm);
+        return true;
+    }
     segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
     bool cut = sg.per && sg.per < sg.count, first = !cut && bcast_first(nd, bytes);
     if (!first)
@@ -881,9 +982,14 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
         return true;
     if (runs_flat(sc, CORE_COLL_REDUCE, (size_t)count * extent))
         return false;
-    say_plan_once(sc, CORE_COLL_REDUCE, NULL);
     int n = (int)count, root_node = node_of(nd, root);
     const char *in = in_place ? rbuf : sbuf;
+    if (on_rails(nd, CORE_COLL_REDUCE, count, (size_t)count * extent)) {
+        say_plan_once(sc, CORE_COLL_REDUCE, plan_node_rails_for(CORE_COLL_REDUCE)->text);
+        reduce_on_rails(sc, in, rbuf, n, type, op, extent, root);
+        return true;
+    }
+    say_plan_once(sc, CORE_COLL_REDUCE, NULL);
     segments sg = {segment_count(nd, CORE_COLL_REDUCE, n, extent), n, extent};
     if (!leads(nd)) {
         for (int k = 0; k < segment_total(&sg); k++)
@@ -907,36 +1013,6 @@ bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count co
     return true;
 }
 
-/* Whether an allreduce of count elements, `bytes` a rank, runs on rails:
- * as agreed for its size class, on nodes of equal rank counts, every rank
- * with a slice of at least one element. Alike on every rank. */
-static bool on_rails(const shim_nodes *nd, MPI_Count count, size_t bytes)
-{
-    return nd->even && count >= nd->node_size && class_bit(nd->rails, bytes);
-}
-
-/* Allreduce on rails (plan_node_rails_ns): the node's rank i owns slice i;
- * it reduces that slice inside the node, allreduces it with the ranks
- * owning it on the other nodes, then the node gathers the slices. */
-static void allreduce_on_rails(shim_comm *sc, const char *in, char *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                               size_t extent)
-{
-    shim_nodes *nd = &sc->nodes;
-    if (nd->rail == MPI_COMM_NULL)
-        PMPI_Comm_split(sc->comm, nd->local, nd->my_node, &nd->rail);
-    int *counts = nd->local_counts, *offsets = nd->local_offsets;
-    for (int i = 0; i < nd->node_size; i++) {
-        offsets[i] = (int)((size_t)count * (size_t)i / (size_t)nd->node_size);
-        counts[i] = (int)((size_t)count * (size_t)(i + 1) / (size_t)nd->node_size) - offsets[i];
-    }
-    /* The slice apart from rbuf: in may be rbuf (MPI_IN_PLACE), read whole
-     * by the node's reduce_scatter. */
-    char *slice = shim_comm_scratch(sc, 0, (size_t)counts[nd->local] * extent);
-    node_reduce_scatter(nd, in, slice, counts, type, op);
-    PMPI_Allreduce(MPI_IN_PLACE, slice, counts[nd->local], type, op, nd->rail);
-    node_allgatherv(nd, slice, rbuf, counts, offsets, type);
-}
-
 bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op)
 {
     shim_nodes *nd = &sc->nodes;
@@ -948,8 +1024,8 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
     if (runs_flat(sc, CORE_COLL_ALLREDUCE, (size_t)count * extent))
         return false;
     int n = (int)count;
-    if (on_rails(nd, count, (size_t)count * extent)) {
-        say_plan_once(sc, CORE_COLL_ALLREDUCE, plan_node_rails_text);
+    if (on_rails(nd, CORE_COLL_ALLREDUCE, count, (size_t)count * extent)) {
+        say_plan_once(sc, CORE_COLL_ALLREDUCE, plan_node_rails_for(CORE_COLL_ALLREDUCE)->text);
         allreduce_on_rails(sc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, n, type, op, extent);
         return true;
     }

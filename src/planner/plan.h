@@ -295,9 +295,9 @@ size_t plan_node_segment(core_coll c, size_t bytes, int nodes, const plan_query 
 #define PLAN_NODE_FLAT_GUARD 1.25
 typedef struct plan_node_route {
     double flat_ns, two_level_ns; /* two levels through the leaders */
-    double rails_ns;              /* allreduce on rails (plan_node_rails_ns); -1: not priced */
+    double rails_ns;              /* on rails (plan_node_rails_ns); -1: not priced */
     bool flat;                    /* the host MPI runs it flat */
-    bool rails;                   /* else an allreduce runs on rails, not through the leaders */
+    bool rails;                   /* else it runs on rails, not through the leaders */
     const char *why;              /* the choice, in words */
 } plan_node_route;
 plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan_query *node);
@@ -315,17 +315,23 @@ bool plan_node_layout_timed(const char *layout);
  * a call is as bandwidth-bound as the largest was. */
 plan_node_route plan_node_choose(core_coll c, size_t bytes, bool timed_layout, int nodes, const plan_query *node);
 
-/* An allreduce of `bytes` on rails, over `nodes` nodes of node->n ranks
- * each: every rank of a node reduces one slice of the vector inside the
- * node (a reduce_scatter), the ranks holding the same slice on every node
- * allreduce it by the host MPI (node->n calls at once, each rank over its
- * own share of its node's link; one after another where the node's ranks
- * outnumber its cores), and each node gathers its slices (an
- * allgather). It keeps every rank's core and link busy where the leaders'
- * form has one rank a node cross the link with the whole vector. Its steps
- * in words, and its price; -1 below one element a rank. */
-extern const char plan_node_rails_text[];
-double plan_node_rails_ns(size_t bytes, int nodes, const plan_query *node);
+/* A bcast, reduce or allreduce of `bytes` on rails, over `nodes` nodes of
+ * node->n ranks each: every rank of a node owns one slice of the message;
+ * the ranks holding the same slice on every node (a rail) run the host
+ * MPI's call on it (node->n calls at once, each rank over its own share of
+ * its node's link; one after another where the node's ranks outnumber its
+ * cores), between a step inside the nodes that hands out the slices (the
+ * root node's scatter; a reduce_scatter) and one that gathers them (an
+ * allgather; the root node's gather). It keeps every rank's core and link
+ * busy where the leaders' form has one rank a node cross the link with the
+ * whole message. plan_node_rails_for: its steps, NULL for a collective
+ * with no form on rails; plan_node_rails_ns: its price, -1 below one
+ * element a rank. */
+const plan_node_steps *plan_node_rails_for(core_coll c);
+double plan_node_rails_ns(core_coll c, size_t bytes, int nodes, const plan_query *node);
+/* What collective c's setting asks for (SHOAL_NODE_BCAST, SHOAL_NODE_REDUCE,
+ * SHOAL_NODE_ALLREDUCE): rails, the leaders' form, or the planner's pick. */
+core_node_form plan_node_form_asked(core_coll c);
 
 /* A competitive bcast across nodes: the first rank of each node to arrive
  * asks the root for the message and passes it on inside its node, so a

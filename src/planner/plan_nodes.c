@@ -238,13 +238,42 @@ static double flat_ns(const plan_model *m, core_coll c, double s, int nodes, int
     }
 }
 
-const char plan_node_rails_text[] = "on rails: node reduce_scatter (each rank a slice), every slice's allreduce by "
-                                    "the host MPI among the ranks holding it on every node, node allgather";
+/* ---- on rails ---- */
 
-double plan_node_rails_ns(size_t bytes, int nodes, const plan_query *node)
+static const plan_node_steps rails_forms[CORE_COLL_COUNT] = {
+    [CORE_COLL_BCAST] = {CORE_COLL_SCATTER, "bcast", CORE_COLL_ALLGATHER,
+                         "on rails: the root's node scatters the message (each rank a slice), every slice's bcast "
+                         "by the host MPI among the ranks holding it on every node, node allgather"},
+    [CORE_COLL_REDUCE] = {CORE_COLL_REDUCE_SCATTER_BLOCK, "reduce", CORE_COLL_GATHER,
+                          "on rails: node reduce_scatter (each rank a slice), every slice's reduce by the host MPI "
+                          "among the ranks holding it on every node, the root's node gathers the slices"},
+    [CORE_COLL_ALLREDUCE] = {CORE_COLL_REDUCE_SCATTER_BLOCK, "allreduce", CORE_COLL_ALLGATHER,
+                             "on rails: node reduce_scatter (each rank a slice), every slice's allreduce by the "
+                             "host MPI among the ranks holding it on every node, node allgather"},
+};
+
+const plan_node_steps *plan_node_rails_for(core_coll c)
 {
+    return (int)c >= 0 && c < CORE_COLL_COUNT && rails_forms[c].text ? &rails_forms[c] : NULL;
+}
+
+/* One rail's host call on a slice of s bytes over `nodes` ranks, one a
+ * node, while `senders` ranks of each node cross its link at once: a
+ * binomial tree for bcast and reduce, allreduce_between_ns's for
+ * allreduce. */
+static double rail_between_ns(const plan_model *m, core_coll c, double s, int nodes, int senders)
+{
+    if (c == CORE_COLL_ALLREDUCE)
+        return allreduce_between_ns(m, s, nodes, senders);
+    double fold = c == CORE_COLL_REDUCE ? s / m->reduce_bw : 0;
+    return tree_depth(nodes) * (m->link_latency_ns + s / link_rate(m, senders) + fold);
+}
+
+double plan_node_rails_ns(core_coll c, size_t bytes, int nodes, const plan_query *node)
+{
+    const plan_node_steps *st = plan_node_rails_for(c);
     int ppn = node->n;
-    if (ppn < 2 || nodes < 2 || bytes < (size_t)ppn)
+    if (!st || ppn < 2 || nodes < 2 || bytes < (size_t)ppn)
         return -1;
     size_t slice = (bytes + (size_t)ppn - 1) / (size_t)ppn;
     const plan_model *m = plan_model_get();
@@ -252,22 +281,35 @@ double plan_node_rails_ns(size_t bytes, int nodes, const plan_query *node)
      * (the host's progress, and on a kernel's TCP its copies, need one);
      * else one after the other, each at one sender's rate. */
     bool crowded = node->cores > 0 && node->ppn > node->cores;
-    double between = crowded ? ppn * allreduce_between_ns(m, (double)slice, nodes, 1)
-                             : allreduce_between_ns(m, (double)slice, nodes, ppn);
-    return node_step_ns(CORE_COLL_REDUCE_SCATTER_BLOCK, slice, node) + between +
-           node_step_ns(CORE_COLL_ALLGATHER, slice, node);
+    double between = crowded ? ppn * rail_between_ns(m, c, (double)slice, nodes, 1)
+                             : rail_between_ns(m, c, (double)slice, nodes, ppn);
+    return node_step_ns(st->first, slice, node) + between + node_step_ns(st->last, slice, node);
 }
 
-/* Whether an allreduce whose two-level forms cost leaders_ns and rails_ns
- * runs on rails: as SHOAL_NODE_ALLREDUCE says, else where its price is
+core_node_form plan_node_form_asked(core_coll c)
+{
+    const core_config *cfg = core_config_get();
+    switch (c) {
+    case CORE_COLL_REDUCE: return cfg->node_reduce;
+    case CORE_COLL_ALLREDUCE: return cfg->node_allreduce;
+    case CORE_COLL_BCAST:
+        return cfg->node_bcast == CORE_NODE_BCAST_RAILS  ? CORE_NODE_FORM_RAILS
+               : cfg->node_bcast == CORE_NODE_BCAST_AUTO ? CORE_NODE_FORM_AUTO
+                                                         : CORE_NODE_FORM_LEADERS;
+    default: return CORE_NODE_FORM_LEADERS;
+    }
+}
+
+/* Whether collective c, whose two-level forms cost leaders_ns and
+ * rails_ns, runs on rails: as its setting asks, else where its price is
  * lower on a measured link (on a guess the leaders' form stays, as the
  * segments and the flat run do). */
-static bool takes_rails(double leaders_ns, double rails_ns)
+static bool takes_rails(core_coll c, double leaders_ns, double rails_ns)
 {
-    core_node_allreduce forced = core_config_get()->node_allreduce;
-    if (rails_ns < 0 || forced == CORE_NODE_ALLREDUCE_LEADERS)
+    core_node_form asked = plan_node_form_asked(c);
+    if (rails_ns < 0 || asked == CORE_NODE_FORM_LEADERS)
         return false;
-    if (forced == CORE_NODE_ALLREDUCE_RAILS)
+    if (asked == CORE_NODE_FORM_RAILS)
         return true;
     return plan_model_get()->link_bw_node > 0 && rails_ns < leaders_ns;
 }
@@ -291,9 +333,9 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
                          between_ns(m, c, (double)bytes, nodes, node->n) +
                          node_step_ns(st->last, whole ? all : bytes, node);
     }
-    if (c == CORE_COLL_ALLREDUCE) {
-        r.rails_ns = plan_node_rails_ns(bytes, nodes, node);
-        r.rails = takes_rails(r.two_level_ns, r.rails_ns);
+    if (plan_node_rails_for(c)) {
+        r.rails_ns = plan_node_rails_ns(c, bytes, nodes, node);
+        r.rails = takes_rails(c, r.two_level_ns, r.rails_ns);
     }
     double two_levels = r.rails ? r.rails_ns : r.two_level_ns;
     /* Alltoall above the measured crossover stays the host's whatever the

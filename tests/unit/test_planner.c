@@ -1337,26 +1337,33 @@ static void test_node_timed_routes(void)
     tuning_file_done(path);
 }
 
-/* Allreduce on rails across nodes: priced from one element a rank on; on
- * a guessed link the leaders' form stays; on a measured one rails run
- * exactly where priced below it, and they win a long vector where one rank
- * drives a fraction of what its node's link takes, unless the ranks share
- * cores; SHOAL_NODE_ALLREDUCE forces either. Other collectives have no
- * rails. */
+/* Bcast, reduce and allreduce on rails across nodes: priced from one
+ * element a rank on; on a guessed link the leaders' form stays; on a
+ * measured one rails run exactly where priced below it, and they win a
+ * long message where one rank drives a fraction of what its node's link
+ * takes, unless the ranks share cores; each one's setting forces either.
+ * Other collectives have no rails. */
 static void test_node_rails(void)
 {
+    static const core_coll railed[] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_COLL_ALLREDUCE};
+    static const char *setting[] = {"SHOAL_NODE_BCAST", "SHOAL_NODE_REDUCE", "SHOAL_NODE_ALLREDUCE"};
+    static const char *leaders[] = {"leader", "leaders", "leaders"};
     char path[] = "/tmp/shoal-test-tuning-XXXXXX";
     tuning_file_begin(path);
     plan_query node = {.n = 4, .ppn = 4, .cores = 16, .window = 128 * 1024, .usable = {true, true, true}};
-    for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
-        plan_node_route r = plan_node_price(CORE_COLL_ALLREDUCE, bytes, 4, &node);
-        CHECK(r.rails_ns > 0 && !r.rails, "allreduce of %zu on a guessed link: rails %d at %g ns", bytes, r.rails,
-              r.rails_ns);
+    for (int c = 0; c < 3; c++) {
+        const char *name = core_coll_name(railed[c]);
+        for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
+            plan_node_route r = plan_node_price(railed[c], bytes, 4, &node);
+            CHECK(r.rails_ns > 0 && !r.rails, "%s of %zu on a guessed link: rails %d at %g ns", name, bytes, r.rails,
+                  r.rails_ns);
+        }
+        CHECK(plan_node_rails_ns(railed[c], 3, 4, &node) < 0, "%s: rails priced below one element a rank", name);
     }
-    CHECK(plan_node_rails_ns(3, 4, &node) < 0, "rails priced below one element a rank");
-    CHECK(plan_node_price(CORE_COLL_BCAST, 1u << 20, 4, &node).rails_ns < 0 &&
-              !plan_node_price(CORE_COLL_REDUCE, 1u << 20, 4, &node).rails,
-          "rails outside allreduce");
+    CHECK(plan_node_price(CORE_COLL_GATHER, 1u << 20, 4, &node).rails_ns < 0 &&
+              plan_node_price(CORE_COLL_ALLGATHER, 1u << 20, 4, &node).rails_ns < 0 &&
+              !plan_node_rails_for(CORE_COLL_ALLTOALL),
+          "rails outside bcast, reduce and allreduce");
 
     plan_model link;
     plan_model_defaults(&link);
@@ -1365,38 +1372,43 @@ static void test_node_rails(void)
     link.link_bw_node = 12; /* ... of what the node's link takes */
     CHECK(plan_model_save(&link, path) == 0, "save");
     plan_model_reload();
-    int rails = 0;
-    for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
-        plan_node_route r = plan_node_price(CORE_COLL_ALLREDUCE, bytes, 4, &node);
-        CHECK(r.rails == (r.rails_ns < r.two_level_ns), "allreduce of %zu: rails %d at %g against %g ns", bytes,
-              r.rails, r.rails_ns, r.two_level_ns);
-        rails += r.rails;
-    }
-    CHECK(plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &node).rails, "16 MiB on a link one rank cannot fill");
-    CHECK(rails > 0, "no size on rails");
-    /* Ranks taking turns on cores run the slices' host calls one after
-     * the other: no gain left to the rails (within a few per cent of the
-     * leaders' form, whose node steps take turns as well). */
     plan_query crowded = node;
     crowded.cores = 2;
-    plan_node_route own_cores = plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &node);
-    plan_node_route shared = plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &crowded);
-    CHECK(plan_node_rails_ns(16u << 20, 4, &crowded) > plan_node_rails_ns(16u << 20, 4, &node) &&
-              shared.rails_ns > 0.95 * shared.two_level_ns &&
-              shared.rails_ns / shared.two_level_ns > own_cores.rails_ns / own_cores.two_level_ns,
-          "rails on 4 ranks sharing 2 cores: %g against %g ns (own cores: %g against %g)", shared.rails_ns,
-          shared.two_level_ns, own_cores.rails_ns, own_cores.two_level_ns);
+    for (int c = 0; c < 3; c++) {
+        const char *name = core_coll_name(railed[c]);
+        int rails = 0;
+        for (size_t bytes = 4; bytes <= (16u << 20); bytes *= 4) {
+            plan_node_route r = plan_node_price(railed[c], bytes, 4, &node);
+            CHECK(r.rails == (r.rails_ns < r.two_level_ns), "%s of %zu: rails %d at %g against %g ns", name, bytes,
+                  r.rails, r.rails_ns, r.two_level_ns);
+            rails += r.rails;
+        }
+        CHECK(plan_node_price(railed[c], 16u << 20, 4, &node).rails, "%s: 16 MiB on a link one rank cannot fill", name);
+        CHECK(rails > 0, "%s: no size on rails", name);
+        /* Ranks taking turns on cores run the slices' host calls one after
+         * the other: the rails gain less, and a reduction nothing (within a
+         * few per cent of the leaders' form, whose node steps take turns as
+         * well; a bcast's leaders' segments take turns too, and its rails
+         * keep their shorter node steps). */
+        plan_node_route own_cores = plan_node_price(railed[c], 16u << 20, 4, &node);
+        plan_node_route shared = plan_node_price(railed[c], 16u << 20, 4, &crowded);
+        CHECK(plan_node_rails_ns(railed[c], 16u << 20, 4, &crowded) >
+                      plan_node_rails_ns(railed[c], 16u << 20, 4, &node) &&
+                  (railed[c] == CORE_COLL_BCAST || shared.rails_ns > 0.95 * shared.two_level_ns) &&
+                  shared.rails_ns / shared.two_level_ns > own_cores.rails_ns / own_cores.two_level_ns,
+              "%s on rails on 4 ranks sharing 2 cores: %g against %g ns (own cores: %g against %g)", name,
+              shared.rails_ns, shared.two_level_ns, own_cores.rails_ns, own_cores.two_level_ns);
 
-    setenv("SHOAL_NODE_ALLREDUCE", "leaders", 1);
-    core_config_reload();
-    CHECK(!plan_node_price(CORE_COLL_ALLREDUCE, 16u << 20, 4, &node).rails, "SHOAL_NODE_ALLREDUCE=leaders");
-    setenv("SHOAL_NODE_ALLREDUCE", "rails", 1);
-    core_config_reload();
-    CHECK(plan_node_price(CORE_COLL_ALLREDUCE, 8, 4, &node).rails &&
-              !plan_node_price(CORE_COLL_ALLREDUCE, 2, 4, &node).rails,
-          "SHOAL_NODE_ALLREDUCE=rails from one element a rank");
-    unsetenv("SHOAL_NODE_ALLREDUCE");
-    core_config_reload();
+        setenv(setting[c], leaders[c], 1);
+        core_config_reload();
+        CHECK(!plan_node_price(railed[c], 16u << 20, 4, &node).rails, "%s=%s", setting[c], leaders[c]);
+        setenv(setting[c], "rails", 1);
+        core_config_reload();
+        CHECK(plan_node_price(railed[c], 8, 4, &node).rails && !plan_node_price(railed[c], 2, 4, &node).rails,
+              "%s=rails from one element a rank", setting[c]);
+        unsetenv(setting[c]);
+        core_config_reload();
+    }
     tuning_file_done(path);
 }
 

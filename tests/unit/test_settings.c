@@ -126,6 +126,7 @@ static void test_round_trip(void)
         {"SHOAL_NODE_CLIQUES", "3"},
         {"SHOAL_NODE_SEGMENT", "1M"},
         {"SHOAL_NODE_BCAST", "first"},
+        {"SHOAL_NODE_REDUCE", "leaders"},
         {"SHOAL_NODE_ALLREDUCE", "rails"},
         {"SHOAL_ALLTOALL_MAP", "map.txt"},
         {"SHOAL_SHMEM_GLOBALS", "0"},

@@ -246,20 +246,32 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
         printf("runs in two levels (no model of the host MPI's flat run of it)\n");
         return 0;
     }
-    if (r.rails_ns >= 0) {
+    const plan_node_steps *rails = plan_node_rails_for((core_coll)coll);
+    if (r.rails_ns >= 0 && rails) {
         size_t slice = (bytes + (size_t)ppn - 1) / (size_t)ppn;
-        printf("or %s:\n", plan_node_rails_text);
-        node_step_line("first", CORE_COLL_REDUCE_SCATTER_BLOCK, slice, &node);
-        printf("  %-8s allreduce of %zu bytes by the host MPI on each of %d rails of %d ranks, %s\n", "between", slice,
-               ppn, nodes, ppn > cores ? "one after another (ranks share cores)" : "all at once");
-        node_step_line("last", CORE_COLL_ALLGATHER, slice, &node);
-        core_node_allreduce forced = core_config_get()->node_allreduce;
-        printf("the leaders' form modelled %.2f us, rails %.2f us: %s\n", r.two_level_ns / 1e3, r.rails_ns / 1e3,
-               forced == CORE_NODE_ALLREDUCE_RAILS     ? "rails (SHOAL_NODE_ALLREDUCE=rails)"
-               : forced == CORE_NODE_ALLREDUCE_LEADERS ? "the leaders' (SHOAL_NODE_ALLREDUCE=leaders)"
-               : m->link_bw_node <= 0                  ? "the leaders' (the link is a guess)"
-               : r.rails                               ? "rails"
-                                                       : "the leaders'");
+        printf("or %s:\n", rails->text);
+        node_step_line("first", rails->first, slice, &node);
+        printf("  %-8s %s of %zu bytes by the host MPI on each of %d rails of %d ranks, %s\n", "between",
+               rails->between, slice, ppn, nodes,
+               ppn > cores ? "one after another (ranks share cores)" : "all at once");
+        node_step_line("last", rails->last, slice, &node);
+        const char *setting = coll == CORE_COLL_BCAST    ? "SHOAL_NODE_BCAST"
+                              : coll == CORE_COLL_REDUCE ? "SHOAL_NODE_REDUCE"
+                                                         : "SHOAL_NODE_ALLREDUCE";
+        core_node_form forced = plan_node_form_asked((core_coll)coll);
+        const char *leaders = coll != CORE_COLL_BCAST                                  ? "leaders"
+                              : core_config_get()->node_bcast == CORE_NODE_BCAST_FIRST ? "first"
+                                                                                       : "leader";
+        char asked[64] = "";
+        if (forced != CORE_NODE_FORM_AUTO)
+            snprintf(asked, sizeof asked, " (%s=%s)", setting, forced == CORE_NODE_FORM_RAILS ? "rails" : leaders);
+        printf("the leaders' form modelled %.2f us, rails %.2f us: %s%s\n", r.two_level_ns / 1e3, r.rails_ns / 1e3,
+               forced == CORE_NODE_FORM_RAILS     ? "rails"
+               : forced == CORE_NODE_FORM_LEADERS ? "the leaders'"
+               : m->link_bw_node <= 0             ? "the leaders' (the link is a guess)"
+               : r.rails                          ? "rails"
+                                                  : "the leaders'",
+               asked);
     }
     printf("two levels modelled %.2f us; the host MPI flat on all %d ranks %.2f us (x%.2f guard band): %s%s\n",
            (r.rails ? r.rails_ns : r.two_level_ns) / 1e3, nodes * ppn, r.flat_ns / 1e3, PLAN_NODE_FLAT_GUARD, r.why,
