@@ -6,7 +6,7 @@
 # a summary per layout. Needs root, as the multi-host tests do.
 #
 #   scripts/hosts-bench.sh [--tree DIR] [--layouts "4 4 4 4,2 2,1 3"] [--sizes MIN:MAX]
-#                          [--han] [--quick] [--out DIR]
+#                          [--han] [--quick] [--env NAME=VALUE]... [--out DIR]
 #
 #   --tree     a build tree (default build/openmpi): its shoal, shoal-bench,
 #              launcher and MPI flavour (CMakeCache.txt)
@@ -15,6 +15,8 @@
 #   --han      Open MPI: also a run with its hierarchical component
 #              (--mca coll_han_priority 100), beside its default
 #   --quick    tune --link --quick, and fewer iterations
+#   --env      a setting for every rank of the tune and the runs, such as
+#              SHOAL_NODE_BCAST=rails: one form against another, run by run
 #   --out      results (default results/hosts-<tree name>): per layout and
 #              run, shoal-bench's table (.txt) and JSON; summary.txt
 #
@@ -30,6 +32,7 @@ tree=$root/build/openmpi
 layouts="2 2,1 3,1 1 1 1"
 sizes=4:4M
 han=0 quick=0 out=""
+settings=()
 while [ $# -gt 0 ]; do
     case $1 in
         --tree) tree=$(cd "$2" && pwd); shift 2 ;;
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
         --sizes) sizes=$2; shift 2 ;;
         --han) han=1; shift ;;
         --quick) quick=1; shift ;;
+        --env) settings+=(--env "$2"); shift 2 ;;
         --out) out=$2; shift 2 ;;
         *) echo "hosts-bench: unknown option $1 (see the head of $0)" >&2; exit 2 ;;
     esac
@@ -58,6 +62,7 @@ out=$(cd "$out" && pwd)
 # finds no device; shoal-bench's collectives need no window.
 envs=()
 [ "$mpi" = openmpi ] && envs=(--env OMPI_MCA_osc=^ucx)
+envs+=("${settings[@]}")
 iters=(-i 100 -x 10 --iterations-large 20 --warmup-large 3)
 link_quick=()
 if [ $quick = 1 ]; then
