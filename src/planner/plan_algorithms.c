@@ -264,10 +264,23 @@ static double gathered_everywhere_ns(const pricing *p, lane_id l, const plan_can
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
     int ppn = team_ppn(p->q), readers = (int)n - 1;
-    /* allreduce reads every rank's one input; reduce_scatter a block of it per reader */
-    double moves =
-        p->q->coll == CORE_COLL_ALLREDUCE ? xfer_shared_block(p, l, S, ppn, readers) : readers * xfer(p, l, S, ppn);
-    return sync_all(p, p->q->n) + moves + readers * (reduce_all_ns(p, S) + reread_ns(p, S));
+    if (p->q->coll == CORE_COLL_ALLREDUCE) /* every rank reads every rank's one input */
+        return sync_all(p, p->q->n) + xfer_shared_block(p, l, S, ppn, readers) +
+               readers * (reduce_all_ns(p, S) + reread_ns(p, S));
+    /* reduce_scatter: each reader moves its block of every input. Each
+     * owner exposes its whole input (coll_gather_inputs), which a staged
+     * lane copies into its cells whole, its own block too, a window at a
+     * time. The reduction reads the temporary back while it streams
+     * through the own block and the result as well: past the cache, the
+     * temporary's every byte goes to memory and back. (Priced on the
+     * temporary alone, gathered over cma and the cells at np 2 with 1 MiB
+     * blocks came to 151-157 us against own's 155, and ran 290-435 us
+     * against own's 190-209: 2-core Xeon VM, fresh inputs.) */
+    double moves = readers * xfer(p, l, S, ppn);
+    if (lane_can(l, LANE_CAP_STAGED))
+        moves += staging_ns(p, S, n * S, ppn) + window_handoffs_ns(p, n * S) - window_handoffs_ns(p, S);
+    double reread = copy_ns(p, readers * S, (2 * n + 1) * S) * node_share(p);
+    return sync_all(p, p->q->n) + moves + readers * reduce_all_ns(p, S) + reread;
 }
 
 static double rsb_own_ns(const pricing *p, lane_id l,
