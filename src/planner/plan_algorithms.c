@@ -1,11 +1,12 @@
 /* plan_algorithms: the planner's table of algorithms, a row each: its id,
  * name and description, the collectives it serves, the lane capabilities it
  * needs, and its cost formula (the critical path of the slowest rank, built
- * from plan_cost.h's blocks; where ranks leave early, flat reduce reading
- * whole, the mean of the ranks' times). Names, each collective's options, explain's
- * candidates, SHOAL_ALGO and the unit tests' lists all come from the table;
- * the run functions are the collectives layer's (src/coll, one file per
- * collective, indexed by the same ids; coll_runs checks they exist).
+ * from plan_cost.h's blocks; where a rank leaves early, as in a flat reduce
+ * that reads whole, the mean of the ranks' times). Names, each collective's
+ * options, explain's candidates, SHOAL_ALGO and the unit tests' lists all
+ * come from the table; the run functions are the collectives layer's
+ * (src/coll, one file per collective, indexed by the same ids; coll_runs
+ * checks they exist).
  *
  * May call: core, lanes, plan_model. */
 #include <string.h>

@@ -1388,8 +1388,8 @@ static void test_node_rails(void)
         /* Ranks taking turns on cores run the slices' host calls one after
          * the other: the rails gain less, and a reduction nothing (within a
          * few per cent of the leaders' form, whose node steps take turns as
-         * well; a bcast's leaders' segments take turns too, and its rails
-         * keep their shorter node steps). */
+         * well). A bcast's leaders' form is priced as segments that then
+         * take turns too, and stays the dearer of the two. */
         plan_node_route own_cores = plan_node_price(railed[c], 16u << 20, 4, &node);
         plan_node_route shared = plan_node_price(railed[c], 16u << 20, 4, &crowded);
         CHECK(plan_node_rails_ns(railed[c], 16u << 20, 4, &crowded) >
