@@ -919,23 +919,17 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
     size_t bytes = (size_t)count * l.size;
     if (runs_flat(sc, CORE_COLL_BCAST, bytes))
         return false;
-    if (bytes <= INT_MAX && on_rails(nd, CORE_COLL_BCAST, (MPI_Count)bytes, bytes)) {
-        say_plan_once(sc, CORE_COLL_BCAST, plan_node_rails_for(CORE_COLL_BCAST)->text);
-        char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
-                                      : shim_recv_bytes(sc, 0, buf, count, &l);
-        bcast_on_rails(sc, data, (int)bytes, root);
-        if (sc->rank != root)
-            shim_recv_finish(sc, 0, buf, count, type, &l, sc->comm);
-        return true;
-    }
+    bool rails = bytes <= INT_MAX && on_rails(nd, CORE_COLL_BCAST, (MPI_Count)bytes, bytes);
     segments sg = {bytes <= INT_MAX ? segment_count(nd, CORE_COLL_BCAST, (int)bytes, 1) : 0, (int)bytes, 1};
-    bool cut = sg.per && sg.per < sg.count, first = !cut && bcast_first(nd, bytes);
+    bool cut = !rails && sg.per && sg.per < sg.count, first = !rails && !cut && bcast_first(nd, bytes);
     if (!first)
-        say_plan_once(sc, CORE_COLL_BCAST, NULL);
-    if (cut || first) {
+        say_plan_once(sc, CORE_COLL_BCAST, rails ? plan_node_rails_for(CORE_COLL_BCAST)->text : NULL);
+    if (rails || cut || first) {
         char *data = sc->rank == root ? (char *)shim_send_bytes(sc, 0, buf, count, type, &l, sc->comm)
                                       : shim_recv_bytes(sc, 0, buf, count, &l);
-        if (cut)
+        if (rails)
+            bcast_on_rails(sc, data, (int)bytes, root);
+        else if (cut)
             bcast_in_segments(nd, data, MPI_BYTE, &sg, root);
         else
             bcast_to_first(sc, data, (int)bytes, root);
