@@ -57,6 +57,11 @@ void coll_reduce_scatter_block(coll_team *t, const void *sbuf, void *rbuf, size_
 void coll_reduce_scatter(coll_team *t, const void *sbuf, void *rbuf, const size_t *counts, const size_t *firsts,
                          core_type type, core_op op);
 
+/* rbuf = the inputs of ranks 0 .. me reduced in rank order (inclusive, as
+ * MPI_Scan), or of ranks 0 .. me-1 (as MPI_Exscan: rank 0's rbuf is left
+ * alone). sbuf == NULL: the input is in rbuf. */
+void coll_scan(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_type type, core_op op, bool inclusive);
+
 /* sbuf == NULL at the root: its block is already at rbuf + root * bytes. */
 void coll_gather(coll_team *t, const void *sbuf, size_t bytes, void *rbuf, int root);
 /* rbytes/roffs: per-rank sizes and byte offsets in rbuf, read at the root only.

@@ -22,12 +22,7 @@ static void allreduce_gathered(coll_team *t, const lane_ops *lane, const char *s
 static void allreduce_flat(coll_team *t, const lane_ops *lane, const char *src, char *dst, size_t count, size_t esize,
                            core_reduce_fn fn)
 {
-    if (lane->single_copy && src == dst) {
-        /* Peers read my input while I write my result over it: send a copy. */
-        char *copy = coll_temp(t, count * esize);
-        memcpy(copy, src, count * esize);
-        src = copy;
-    }
+    src = coll_exposable_input(t, lane, src, dst, count * esize);
     size_t per = coll_round_elements(t, lane, count, esize, 1);
     uint64_t done = 0;
     for (size_t base = 0; base < count; base += per) {

@@ -86,8 +86,7 @@ bool coll_fits_eager(const coll_team *t, const coll_choice *ch, size_t len);
  * coll_move_packed's split form). */
 static inline bool coll_splits_by_size(const coll_choice *ch)
 {
-    return !ch->lane->single_copy && !ch->lane->two_sided && ch->large_lane->single_copy &&
-           !ch->large_lane->two_sided;
+    return !ch->lane->single_copy && !ch->lane->two_sided && ch->large_lane->single_copy && !ch->large_lane->two_sided;
 }
 /* The same where each exposing rank exposes one block per slot and no rank
  * knows every size beforehand: on a windowed lane the rank's slot 0 carries
@@ -126,6 +125,7 @@ bool coll_bcast_runs(plan_algo a);
 bool coll_reduce_runs(plan_algo a);
 bool coll_allreduce_runs(plan_algo a);
 bool coll_reduce_scatter_runs(plan_algo a);
+bool coll_scan_runs(plan_algo a);
 bool coll_move_runs(plan_algo a, bool push_described);
 
 /* Buffers for the out and xfer lists, n + 1 entries each. */

@@ -288,6 +288,8 @@ bool coll_runs(core_coll c, plan_algo a)
     case CORE_COLL_ALLREDUCE: return coll_allreduce_runs(a);
     case CORE_COLL_REDUCE_SCATTER_BLOCK:
     case CORE_COLL_REDUCE_SCATTER: return coll_reduce_scatter_runs(a);
+    case CORE_COLL_SCAN:
+    case CORE_COLL_EXSCAN: return coll_scan_runs(a);
     case CORE_COLL_GATHER: return coll_move_runs(a, true);
     default: return (unsigned)c < CORE_COLL_COUNT && coll_move_runs(a, false);
     }

@@ -1,5 +1,5 @@
-/* The reduction machinery that reduce, allreduce and reduce_scatter(_block)
- * share: reducing every rank's exposure block by block in rank order, the
+/* The reduction machinery that reduce, allreduce, reduce_scatter(_block)
+ * and scan share: reducing the ranks' exposures block by block in rank order, the
  * round and window arithmetic, the one-slot round, and the gathered path
  * (move the inputs, reduce locally). The algorithms are in their
  * collectives' files. */
@@ -26,12 +26,12 @@ static size_t block_elements(size_t count, size_t esize)
     return count * esize <= PLAN_REDUCE_BLOCK ? count : PLAN_REDUCE_BLOCK / esize;
 }
 
-/* out[0, count) = in_0 op in_1 op ... op in_{n-1}, where in_j is rank j's
- * slot `slot` from byte offset `off`. Works block by block so the inputs
- * stay in cache, and writes each element of out once. With a sink, each
- * block is also put there (out NULL: only there). */
-void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
-                       core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink)
+/* out[0, count) = in_0 op in_1 op ... op in_{ranks-1}, where in_j is rank
+ * j's slot `slot` from byte offset `off`. Works block by block so the
+ * inputs stay in cache, and writes each element of out once. With a sink,
+ * each block is also put there (out NULL: only there). */
+static void reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
+                               core_reduce_fn fn, void *out, const char *mine, int ranks, const coll_block_sink *sink)
 {
     size_t per = block_elements(count, esize);
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
@@ -42,14 +42,14 @@ void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off,
 #define VIEW(rank, scratch) \
     ((rank) == t->me && mine ? (const void *)(mine + o) : lane->view(&t->lane, (rank), slot, o, bytes, (scratch)))
         const void *a = VIEW(0, sa);
-        if (t->n == 1) {
+        if (ranks == 1) {
             if (a != dst_final)
                 memmove(dst_final, a, bytes);
             continue;
         }
-        for (int j = 1; j < t->n; j++) {
+        for (int j = 1; j < ranks; j++) {
             const void *b = VIEW(j, sb);
-            void *dst = j == t->n - 1 ? dst_final : acc;
+            void *dst = j == ranks - 1 ? dst_final : acc;
             fn(dst, a, b, k);
             a = dst;
         }
@@ -62,6 +62,27 @@ void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off,
                 lane->put(&t->lane, p, 1, sink->off + done * esize, dst_final, bytes);
         }
     }
+}
+
+void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
+                       core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink)
+{
+    reduce_first_ranks(t, lane, slot, off, count, esize, fn, out, mine, t->n, sink);
+}
+
+void coll_reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
+                             core_reduce_fn fn, void *out, const char *mine, int ranks)
+{
+    reduce_first_ranks(t, lane, slot, off, count, esize, fn, out, mine, ranks, NULL);
+}
+
+const char *coll_exposable_input(coll_team *t, const lane_ops *lane, const char *src, const char *dst, size_t bytes)
+{
+    if (!lane->single_copy || src != dst)
+        return src;
+    char *copy = coll_temp(t, bytes);
+    memcpy(copy, src, bytes);
+    return copy;
 }
 
 /* Elements per round on a lane: everything on single-copy lanes, else what
@@ -113,23 +134,29 @@ uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char 
 
 /* ---- gathered: move the inputs, reduce locally ---- */
 
-/* out = all[0] op all[1] op ... op all[n-1], each `count` elements, in cache-sized blocks. */
-void coll_reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out)
+/* out = all[0] op all[1] op ... op all[ranks-1], each `count` elements, in cache-sized blocks. */
+void coll_reduce_local_first(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out,
+                             int ranks)
 {
     size_t per = block_elements(count, esize), stride = count * esize;
     for (size_t done = 0; done < count; done += per) {
         size_t k = min_size(per, count - done), o = done * esize;
-        if (t->n == 1) {
+        if (ranks == 1) {
             memmove(out + o, all + o, k * esize);
             continue;
         }
         const char *a = all + o;
-        for (int j = 1; j < t->n; j++) {
-            char *dst = j == t->n - 1 ? out + o : t->block[0];
+        for (int j = 1; j < ranks; j++) {
+            char *dst = j == ranks - 1 ? out + o : t->block[0];
             fn(dst, a, all + (size_t)j * stride + o, k);
             a = dst;
         }
     }
+}
+
+void coll_reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out)
+{
+    coll_reduce_local_first(t, all, count, esize, fn, out, t->n);
 }
 
 /* Moves `bytes` from byte `mine` of every rank's slot 0 (the `exposed`

@@ -1,5 +1,5 @@
 /* The reduction machinery shared by the reducing collectives' files
- * (coll_reduce.c, coll_allreduce.c, coll_reduce_scatter.c); not part of the
+ * (coll_reduce.c, coll_allreduce.c, coll_reduce_scatter.c, coll_scan.c); not part of the
  * layer's API. Every element is combined in rank order, ((x0 op x1) op x2)
  * ..., so results never depend on timing. */
 #ifndef SHOAL_COLL_REDUCTION_H
@@ -24,6 +24,13 @@ bool coll_reduce_trivially(coll_team *t, const char *src, void *rbuf, size_t tot
  * is also put there (out NULL: only there). */
 void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                        core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink);
+/* The same over the first `ranks` ranks alone (1 <= ranks <= n), without a sink. */
+void coll_reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
+                             core_reduce_fn fn, void *out, const char *mine, int ranks);
+/* The input to expose on lane for a result written to dst: src, or where a
+ * single-copy lane's readers would read it while the result overwrites it
+ * (in place), a copy of its `bytes` in the team's temporary. */
+const char *coll_exposable_input(coll_team *t, const lane_ops *lane, const char *src, const char *dst, size_t bytes);
 /* Elements per round when each rank exposes `pieces` buffers of that many. */
 size_t coll_window_elements(coll_team *t, const lane_ops *lane, size_t count, size_t esize, size_t pieces);
 /* The same for callers that only cap their rounds with it (no divides when all fits). */
@@ -34,6 +41,9 @@ uint64_t coll_reduce_slot0_round(coll_team *t, const lane_ops *lane, const char 
                                  size_t k, size_t esize, core_reduce_fn fn, char *out);
 /* out = all[0] op ... op all[n-1], each `count` elements. */
 void coll_reduce_local(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out);
+/* The same over all[0 .. ranks-1] (1 <= ranks <= n). */
+void coll_reduce_local_first(coll_team *t, const char *all, size_t count, size_t esize, core_reduce_fn fn, char *out,
+                             int ranks);
 /* Moves `bytes` from byte `mine` of every rank's slot 0 into all[p * bytes];
  * only `to` reads when >= 0. */
 void coll_gather_inputs(coll_team *t, const lane_ops *lane, const char *src, size_t exposed, size_t mine, size_t bytes,

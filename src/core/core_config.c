@@ -27,6 +27,8 @@ static const char *const coll_names[CORE_COLL_COUNT] = {
     "alltoallv",
     "reduce_scatter_block",
     "reduce_scatter",
+    "scan",
+    "exscan",
 };
 
 const char *core_coll_name(core_coll c) { return (unsigned)c < CORE_COLL_COUNT ? coll_names[c] : "?"; }

@@ -162,6 +162,12 @@ int MPI_Win_free(MPI_Win *win)
                 shim_reduce_scatter_by_shoal(sbuf, rbuf, CW(rcounts), type, op, comm, "MPI_Reduce_scatter" #S),  \
                 (sbuf, rbuf, rcounts, type, op, comm))
 
+/* inclusive: MPI_Scan; else MPI_Exscan. */
+#define SCAN(Name, S, C, inclusive)                                                                            \
+    ENTRY_POINT(Name, S, (const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), \
+                shim_scan_by_shoal(sbuf, rbuf, count, type, op, comm, inclusive, #Name #S),                    \
+                (sbuf, rbuf, count, type, op, comm))
+
 #define GATHER(S, C)                                                                                                 \
     ENTRY_POINT(MPI_Gather, S,                                                                                       \
                 (const void *sbuf, C scount, MPI_Datatype stype, void *rbuf, C rcount, MPI_Datatype rtype, int root, \
@@ -229,6 +235,8 @@ int MPI_Win_free(MPI_Win *win)
     ALLREDUCE(S, C)                        \
     REDUCE_SCATTER_BLOCK(S, C)             \
     REDUCE_SCATTER(S, CA, CW)              \
+    SCAN(MPI_Scan, S, C, true)             \
+    SCAN(MPI_Exscan, S, C, false)          \
     GATHER(S, C)                           \
     GATHERV(S, C, CA, DA, CW, DW)          \
     ALLGATHER(S, C)                        \

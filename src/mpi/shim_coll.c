@@ -89,7 +89,7 @@ static bool needs_pair_packing(core_type ct)
     return core_type_is_pair(ct) && core_pair_struct_size(ct) != core_type_size(ct);
 }
 
-typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER } reduce_kind;
+typedef enum { REDUCE_ONE, REDUCE_ALL, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER, REDUCE_SCAN, REDUCE_EXSCAN } reduce_kind;
 
 /* Runs a reduction given validated arguments; sbuf NULL means in place.
  * count: elements of the result (REDUCE_SCATTER: mine, the blocks being
@@ -99,7 +99,8 @@ static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, voi
 {
     coll_team *t = &sc->team;
     int n = sc->size;
-    bool has_result = kind != REDUCE_ONE || sc->rank == root;
+    /* Rank 0's exscan result is undefined: its buffer is left alone. */
+    bool has_result = kind == REDUCE_ONE ? sc->rank == root : kind != REDUCE_EXSCAN || sc->rank > 0;
     size_t in_count = kind == REDUCE_SCATTER_BLOCK ? count * (size_t)n
                       : kind == REDUCE_SCATTER     ? firsts[n - 1] + counts[n - 1]
                                                    : count;
@@ -117,6 +118,8 @@ static void run_reduction(shim_comm *sc, reduce_kind kind, const void *sbuf, voi
     case REDUCE_ALL: coll_allreduce(t, in, out, count, ct, op); break;
     case REDUCE_SCATTER_BLOCK: coll_reduce_scatter_block(t, in, out, count, ct, op); break;
     case REDUCE_SCATTER: coll_reduce_scatter(t, in, out, counts, firsts, ct, op); break;
+    case REDUCE_SCAN:
+    case REDUCE_EXSCAN: coll_scan(t, in, out, count, ct, op, kind == REDUCE_SCAN); break;
     }
     if (needs_pair_packing(ct) && has_result)
         core_pair_unpack(ct, rbuf, out, count);
@@ -183,6 +186,26 @@ bool shim_allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_
         return false;
     if (count)
         run_reduction(sc, REDUCE_ALL, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, (size_t)count, ct, cop, 0, NULL, NULL);
+    return true;
+}
+
+/* A communicator spanning nodes goes to the host: the two levels have no
+ * scan step yet. */
+bool shim_scan_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                        bool inclusive, const char *name)
+{
+    shim_comm *sc;
+    core_type ct;
+    core_op cop;
+    core_coll c = inclusive ? CORE_COLL_SCAN : CORE_COLL_EXSCAN;
+    coll_team *t = reduction_team(c, comm, &sc, name, type, op, &ct, &cop);
+    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+        return false;
+    if (count && host_faster(t, c, (size_t)count * core_type_size(ct)))
+        return false;
+    if (count)
+        run_reduction(sc, inclusive ? REDUCE_SCAN : REDUCE_EXSCAN, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,
+                      (size_t)count, ct, cop, 0, NULL, NULL);
     return true;
 }
 

@@ -31,6 +31,9 @@ bool shim_reduce_scatter_block_by_shoal(const void *sbuf, void *rbuf, MPI_Count 
                                         MPI_Comm comm, const char *name);
 bool shim_reduce_scatter_by_shoal(const void *sbuf, void *rbuf, shim_array rcounts, MPI_Datatype type, MPI_Op op,
                                   MPI_Comm comm, const char *name);
+/* inclusive: MPI_Scan; else MPI_Exscan. */
+bool shim_scan_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                        bool inclusive, const char *name);
 bool shim_gather_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                           MPI_Datatype rtype, int root, MPI_Comm comm, const char *name);
 bool shim_gatherv_by_shoal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, shim_array rcounts,

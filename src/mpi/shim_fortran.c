@@ -207,6 +207,18 @@ FORTRAN_ENTRY(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
                                             COMM(comm)));
 }
 
+FORTRAN_ENTRY(scan, SCAN,
+              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
+{
+    set_ierr(ierr, MPI_Scan(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op), COMM(comm)));
+}
+
+FORTRAN_ENTRY(exscan, EXSCAN,
+              (char *sbuf, char *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))
+{
+    set_ierr(ierr, MPI_Exscan(f2c_in_place(sbuf), f2c_bottom(rbuf), (int)*count, TYPE(type), OP(op), COMM(comm)));
+}
+
 typedef void fortran_reduce_scatter_fn(char *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 FORTRAN_ENTRY(reduce_scatter, REDUCE_SCATTER,
               (char *sbuf, char *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr))

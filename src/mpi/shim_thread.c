@@ -253,16 +253,6 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 /* Collectives shoal serves on thread communicators only (the others are in
  * shim_bindings.c), in each binding the host has. */
 #define THREAD_ONLY_COLLECTIVES(S, C, CA, DA)                                                                      \
-    int MPI_Scan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)            \
-    {                                                                                                              \
-        return thread_owns(comm) ? thread_MPI_Scan##S(sbuf, rbuf, count, type, op, comm)                           \
-                                 : PMPI_Scan##S(sbuf, rbuf, count, type, op, comm);                                \
-    }                                                                                                              \
-    int MPI_Exscan##S(const void *sbuf, void *rbuf, C count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)          \
-    {                                                                                                              \
-        return thread_owns(comm) ? thread_MPI_Exscan##S(sbuf, rbuf, count, type, op, comm)                         \
-                                 : PMPI_Exscan##S(sbuf, rbuf, count, type, op, comm);                              \
-    }                                                                                                              \
     int MPI_Alltoallw##S(const void *sbuf, const CA scounts[], const DA sdispls[], const MPI_Datatype stypes[],    \
                          void *rbuf, const CA rcounts[], const DA rdispls[], const MPI_Datatype rtypes[],          \
                          MPI_Comm comm)                                                                            \

@@ -36,6 +36,8 @@ typedef enum {
     PLAN_RSB_GATHERED,          /* each block moved to its rank, reduced there */
     PLAN_MOVE_PULL,             /* data movement: readers fetch */
     PLAN_MOVE_PUSH,             /* data movement: writers put (lanes that can) */
+    PLAN_SCAN_FLAT,             /* each rank reduces the inputs up to its own where they are */
+    PLAN_SCAN_GATHERED,         /* every input moved to every rank, reduced there */
     PLAN_ALGO_COUNT
 } plan_algo;
 

@@ -247,6 +247,10 @@ static double allreduce_flat_ns(const pricing *p, lane_id l, const plan_candidat
     return sync_all(p, p->q->n) + reduce_inputs_ns(p, l, S, S, n - 1, team_ppn(p->q));
 }
 
+/* Scan: rank r reduces r + 1 inputs (exscan: r), all ranks at once; the
+ * last rank's, every input, is allreduce flat's. */
+static double scan_flat_ns(const pricing *p, lane_id l, const plan_candidate *c) { return allreduce_flat_ns(p, l, c); }
+
 static double allreduce_sliced_ns(const pricing *p, lane_id l, const plan_candidate *c)
 {
     (void)c;
@@ -265,7 +269,8 @@ static double gathered_everywhere_ns(const pricing *p, lane_id l, const plan_can
     (void)c;
     double S = (double)p->q->bytes, n = p->q->n;
     int ppn = team_ppn(p->q), readers = (int)n - 1;
-    if (p->q->coll == CORE_COLL_ALLREDUCE) /* every rank reads every rank's one input */
+    if (p->q->coll != CORE_COLL_REDUCE_SCATTER_BLOCK && p->q->coll != CORE_COLL_REDUCE_SCATTER)
+        /* allreduce and scan: every rank reads every rank's one input */
         return sync_all(p, p->q->n) + xfer_shared_block(p, l, S, ppn, readers) +
                readers * (reduce_all_ns(p, S) + reread_ns(p, S));
     /* reduce_scatter: each reader moves its block of every input. Each
@@ -307,6 +312,7 @@ static double move_push_ns(const pricing *p, lane_id l, const plan_candidate *c)
 
 #define COLL(c) (1u << CORE_COLL_##c)
 #define REDUCE_SCATTERS (COLL(REDUCE_SCATTER_BLOCK) | COLL(REDUCE_SCATTER)) /* priced at the mean block */
+#define SCANS (COLL(SCAN) | COLL(EXSCAN))
 #define MOVERS                                                                                            \
     (COLL(GATHER) | COLL(GATHERV) | COLL(SCATTER) | COLL(SCATTERV) | COLL(ALLGATHER) | COLL(ALLGATHERV) | \
      COLL(ALLTOALL) | COLL(ALLTOALLV))
@@ -343,6 +349,10 @@ static const plan_algorithm table[PLAN_ALGO_COUNT] = {
     {PLAN_MOVE_PULL, "pull", "data movement: readers fetch", MOVERS, 0, false, move_pull_ns},
     {PLAN_MOVE_PUSH, "push", "data movement: writers put into the root", COLL(GATHER), LANE_CAP_PUT, false,
      move_push_ns},
+    {PLAN_SCAN_FLAT, "flat", "each rank reduces the inputs up to its own where they are", SCANS, LANE_CAP_VIEW, false,
+     scan_flat_ns},
+    {PLAN_SCAN_GATHERED, "gathered", "every input moved to every rank, reduced there", SCANS, 0, false,
+     gathered_everywhere_ns},
 };
 
 const plan_algorithm *plan_algorithms(int *count)

@@ -567,7 +567,7 @@ static core_coll non_v(core_coll c)
 bool plan_repeat_rule(core_coll c, int n)
 {
     bool reduction = c == CORE_COLL_REDUCE || c == CORE_COLL_ALLREDUCE || c == CORE_COLL_REDUCE_SCATTER_BLOCK ||
-                     c == CORE_COLL_REDUCE_SCATTER;
+                     c == CORE_COLL_REDUCE_SCATTER || c == CORE_COLL_SCAN || c == CORE_COLL_EXSCAN;
     return c != CORE_COLL_BARRIER && (!reduction || n <= 2);
 }
 

@@ -64,7 +64,7 @@ typedef struct move_type {
 } move_type;
 static move_type move_types[16];
 static int n_move_types;
-static MPI_Datatype contig3int; /* for mixed-signature cases: 3 ints */
+static MPI_Datatype contig3int;    /* for mixed-signature cases: 3 ints */
 static MPI_Datatype gapped_struct; /* char, 7 bytes of gap, double */
 
 static void add_red(const char *name, MPI_Datatype t, category c, int width, pair_kind pk, bool no_logical)
@@ -432,13 +432,19 @@ enum {
     C_ALLTOALL,
     C_ALLTOALLV,
     C_RS,
+    C_SCAN,
+    C_EXSCAN,
     C_COUNT
 };
 static const char *const coll_names[C_COUNT] = {
-    "barrier",  "bcast",    "reduce",    "allreduce",     "reduce_scatter_block",
-    "gather",   "gatherv",  "allgather", "allgatherv",    "scatter",
-    "scatterv", "alltoall", "alltoallv", "reduce_scatter"};
-static bool is_reduction(int c) { return c == C_REDUCE || c == C_ALLREDUCE || c == C_RSB || c == C_RS; }
+    "barrier",  "bcast",    "reduce",    "allreduce",      "reduce_scatter_block",
+    "gather",   "gatherv",  "allgather", "allgatherv",     "scatter",
+    "scatterv", "alltoall", "alltoallv", "reduce_scatter", "scan",
+    "exscan"};
+static bool is_reduction(int c)
+{
+    return c == C_REDUCE || c == C_ALLREDUCE || c == C_RSB || c == C_RS || c == C_SCAN || c == C_EXSCAN;
+}
 
 #define N_COMMS 5
 static MPI_Comm comms[N_COMMS];
@@ -640,6 +646,13 @@ static int call_rsb(const tcase *tc, const void *s, void *r, int c, MPI_Datatype
                     MPI_Reduce_scatter_block(s, r, c, t, op, tc->comm));
 }
 
+static int call_scan(const tcase *tc, const void *s, void *r, int c, MPI_Datatype t, MPI_Op op)
+{
+    if (tc->coll == C_EXSCAN)
+        return LARGE_OR(tc, MPI_Exscan_c(s, r, c, t, op, tc->comm), MPI_Exscan(s, r, c, t, op, tc->comm));
+    return LARGE_OR(tc, MPI_Scan_c(s, r, c, t, op, tc->comm), MPI_Scan(s, r, c, t, op, tc->comm));
+}
+
 static int call_rs(const tcase *tc, const void *s, void *r, const int *counts, MPI_Datatype t, MPI_Op op)
 {
 #if HAVE_LARGE_COUNT
@@ -832,10 +845,11 @@ static void run_reduction(const tcase *tc, int rank, int size)
     }
     size_t in_bytes = in_count * ext + 64, out_bytes = count * ext + 64;
     int root = tc->root_pick % size;
-    bool has_result = tc->coll != C_REDUCE || rank == root;
-    bool in_place =
-        tc->in_place && has_result && !(to_host && ((tc->coll == C_REDUCE && root != 0) || tc->coll == C_RS)) &&
-        !(host_is_mpich5 && tc->coll == C_RS);
+    /* Rank 0's exscan result is undefined. */
+    bool has_result = tc->coll == C_REDUCE ? rank == root : tc->coll != C_EXSCAN || rank > 0;
+    bool in_place = tc->in_place && has_result &&
+                    !(to_host && ((tc->coll == C_REDUCE && root != 0) || tc->coll == C_RS)) &&
+                    !(host_is_mpich5 && tc->coll == C_RS);
 
     char *input = xalloc(in_bytes);
     memset(input, 0x5a, in_bytes);
@@ -880,6 +894,18 @@ static void run_reduction(const tcase *tc, int rank, int size)
         rc1 = call_rsb(tc, ss, s_recv, c, t, op);
         rc2 = PMPI_Reduce_scatter_block(hs, h_recv, c, t, op, tc->comm);
         break;
+    case C_SCAN:
+    case C_EXSCAN:
+        rc1 = call_scan(tc, ss, s_recv, c, t, op);
+        rc2 = tc->coll == C_SCAN ? PMPI_Scan(hs, h_recv, c, t, op, tc->comm)
+                                 : PMPI_Exscan(hs, h_recv, c, t, op, tc->comm);
+        /* Alike on every rank: exscan's rank 0 is never in place where the others are. */
+        if (tc->random_floats && !tc->in_place) {
+            again = xalloc(out_bytes);
+            memset(again, 0xa5, out_bytes);
+            call_scan(tc, s_send, again, c, t, op);
+        }
+        break;
     default:
         /* The reference is never in place: MPICH 4.0.2 fails on uneven
          * blocks in place (an assertion in its pack code). */
@@ -893,6 +919,8 @@ static void run_reduction(const tcase *tc, int rank, int size)
         compare_values(tc, rank, size, "result", s_recv, h_recv, count, ext);
         if (tc->coll == C_ALLREDUCE)
             check_determinism(tc, rank, s_recv, count * ext, again);
+        else if (again && memcmp(s_recv, again, count * ext))
+            report(tc, rank, "same input, different result on a second run", 0, "bits differ");
     }
     if (!in_place)
         compare_bytes(tc, rank, "send buffer changed", s_send, input, in_bytes);
@@ -1446,13 +1474,14 @@ static void phase_systematic(uint64_t seed)
 {
     rng r = rng_make(seed, 11, 0);
     int comm_index = 0;
-    /* Every reduction datatype with every op valid on it, all three reductions. */
+    /* Every reduction datatype with every op valid on it, every reduction. */
+    const int reductions[] = {C_REDUCE, C_ALLREDUCE, C_RSB, C_RS, C_SCAN, C_EXSCAN};
     for (int t = 0; t < n_red_types; t++)
         for (int o = 0; o < n_ops; o++) {
             if (!op_allowed(&red_types[t], ops[o].op))
                 continue;
-            for (int c = C_REDUCE; c <= C_RS; c = c == C_RSB ? C_RS : c + 1) {
-                tcase tc = random_case(&r, next_id++, c, (size_t)rng_int(&r, 1, 300));
+            for (size_t i = 0; i < sizeof reductions / sizeof *reductions; i++) {
+                tcase tc = random_case(&r, next_id++, reductions[i], (size_t)rng_int(&r, 1, 300));
                 tc.rt = &red_types[t];
                 tc.op = &ops[o];
                 tc.random_floats = false;
@@ -1512,13 +1541,14 @@ static void phase_systematic(uint64_t seed)
 static void phase_sizes(uint64_t seed)
 {
     rng r = rng_make(seed, 22, 0);
-    int comm_index = 0;
     for (size_t s = 0; s < N_SIZES; s++) {
         if (size_class(s) > max_bytes)
             continue;
+        /* Every collective on every communicator in turn, size by size
+         * (whatever the number of collectives and communicators). */
         for (int c = C_BCAST; c < C_COUNT; c++) {
             tcase tc = random_case(&r, next_id++, c, size_class(s));
-            run_case(&tc, comm_index++ % N_COMMS);
+            run_case(&tc, (int)((s + (size_t)c) % N_COMMS));
         }
     }
 }
@@ -1607,6 +1637,8 @@ static int call_uniform(const tcase *tc, const double *s, double *r, int count, 
     case C_ALLREDUCE: call_allreduce(tc, s, r, count, d, MPI_MAX); break;
     case C_RSB: call_rsb(tc, s, r, count, d, MPI_SUM); break;
     case C_RS: call_rs(tc, s, r, counts, d, MPI_SUM); break;
+    case C_SCAN:
+    case C_EXSCAN: call_scan(tc, s, r, count, d, MPI_SUM); break;
     case C_GATHER: call_gather(tc, s, count, d, r, count, d, root); break;
     case C_GATHERV: call_gatherv(tc, s, count, d, r, counts, displs, d, root); break;
     case C_ALLGATHER: call_allgather(tc, s, count, d, r, count, d); break;

@@ -114,6 +114,13 @@ int main(int argc, char **argv)
     BOTH("reduce_scatter comm null", Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM, MPI_COMM_NULL));
     if (host_checks_counts)
         BOTH("reduce_scatter_block count -1", Reduce_scatter_block(sbuf, rbuf, -1, MPI_INT, MPI_SUM, comm));
+    BOTH("scan op null", Scan(sbuf, rbuf, 1, MPI_INT, MPI_OP_NULL, comm));
+    BOTH("scan comm null", Scan(sbuf, rbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL));
+    BOTH("exscan op null", Exscan(sbuf, rbuf, 1, MPI_INT, MPI_OP_NULL, comm));
+    if (host_checks_reduce_types)
+        BOTH("exscan datatype null", Exscan(sbuf, rbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, comm));
+    if (host_checks_counts)
+        BOTH("scan count -1", Scan(sbuf, rbuf, -1, MPI_INT, MPI_SUM, comm));
     BOTH("gather root -1", Gather(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, -1, comm));
     BOTH("gather sendcount -1", Gather(sbuf, -1, MPI_INT, rbuf, 1, MPI_INT, 0, comm));
     BOTH("gatherv root = size", Gatherv(sbuf, 1, MPI_INT, rbuf, counts, displs, MPI_INT, size, comm));

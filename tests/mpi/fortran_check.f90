@@ -123,6 +123,22 @@ program fortran_check
       end do
       deallocate(is, ir, iref)
 
+      ! Scan and exscan, in rank order; rank 0's exscan result is undefined.
+      r = -1; ref = -2
+      call MPI_Scan(s, r, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+      call handled(comm, n, 'MPI_Scan')
+      call host_scan(s, ref, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+      call expect(all(r(1:n) == ref(1:n)), 'MPI_Scan MAX')
+      r(1:n) = s(1:n)
+      call MPI_Scan(MPI_IN_PLACE, r, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+      call handled(comm, n, 'MPI_Scan in place')
+      call expect(all(r(1:n) == ref(1:n)), 'MPI_Scan MAX in place')
+      r = -1; ref = -2
+      call MPI_Exscan(s, r, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+      call handled(comm, n, 'MPI_Exscan')
+      call host_exscan(s, ref, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+      if (crank > 0) call expect(all(r(1:n) == ref(1:n)), 'MPI_Exscan MAX')
+
       allocate(big(max(n * csize, 1)))
       call fill(big(1:n * csize), crank, k + 1)
       r = -1; ref = -2

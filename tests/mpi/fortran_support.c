@@ -33,6 +33,18 @@ void host_reduce_scatter_block(const void *s, void *r, const MPI_Fint *count, co
     *ierr = PMPI_Reduce_scatter_block(s, r, *count, TYPE(type), OP(op), COMM(comm));
 }
 
+void host_scan(const void *s, void *r, const MPI_Fint *count, const MPI_Fint *type, const MPI_Fint *op,
+               const MPI_Fint *comm, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Scan(s, r, *count, TYPE(type), OP(op), COMM(comm));
+}
+
+void host_exscan(const void *s, void *r, const MPI_Fint *count, const MPI_Fint *type, const MPI_Fint *op,
+                 const MPI_Fint *comm, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Exscan(s, r, *count, TYPE(type), OP(op), COMM(comm));
+}
+
 void host_reduce_scatter(const void *s, void *r, const MPI_Fint *rcounts, const MPI_Fint *type, const MPI_Fint *op,
                          const MPI_Fint *comm, MPI_Fint *ierr)
 {

@@ -38,6 +38,18 @@ module shoal_test
       integer, intent(in) :: count, datatype, op, comm
       integer, intent(out) :: ierr
     end subroutine
+    subroutine host_scan(s, r, count, datatype, op, comm, ierr) bind(C, name='host_scan')
+      type(*), dimension(*), intent(in) :: s
+      type(*), dimension(*) :: r
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: ierr
+    end subroutine
+    subroutine host_exscan(s, r, count, datatype, op, comm, ierr) bind(C, name='host_exscan')
+      type(*), dimension(*), intent(in) :: s
+      type(*), dimension(*) :: r
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: ierr
+    end subroutine
     subroutine host_reduce_scatter(s, r, rcounts, datatype, op, comm, ierr) bind(C, name='host_reduce_scatter')
       type(*), dimension(*), intent(in) :: s
       type(*), dimension(*) :: r
