@@ -41,6 +41,10 @@ static void reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, siz
         /* This rank's own input is read where it is, not through the lane. */
 #define VIEW(rank, scratch) \
     ((rank) == t->me && mine ? (const void *)(mine + o) : lane->view(&t->lane, (rank), slot, o, bytes, (scratch)))
+        if (ranks == 1 && t->me != 0) { /* a peer's input alone (exscan): one copy, straight into the result */
+            lane->fetch(&t->lane, 0, slot, o, dst_final, bytes);
+            continue;
+        }
         const void *a = VIEW(0, sa);
         if (ranks == 1) {
             if (a != dst_final)

@@ -134,7 +134,7 @@ static void test_osu_options(void)
     CHECK(parse("-c", &opt, err) == PARSE_OK && opt.validate);
 
     CHECK(parse("collectives", &opt, err) == PARSE_OK);
-    CHECK(selected_count(&opt) == 10 && !opt.selected[BENCH_LATENCY] && !opt.selected[BENCH_BW]);
+    CHECK(selected_count(&opt) == 12 && !opt.selected[BENCH_LATENCY] && !opt.selected[BENCH_BW]);
     CHECK(parse("pt2pt", &opt, err) == PARSE_OK);
     CHECK(selected_count(&opt) == 2 && opt.selected[BENCH_LATENCY] && opt.selected[BENCH_BW]);
     CHECK(parse("alltoall reduce_scatter_block barrier", &opt, err) == PARSE_OK);
@@ -197,6 +197,7 @@ static void test_sizes(void)
     CHECK(bench_next_size(4096) == 8192);
     CHECK(bench_from_name("allreduce") == BENCH_ALLREDUCE);
     CHECK(bench_from_name("reduce_scatter_block") == BENCH_REDUCE_SCATTER_BLOCK);
+    CHECK(bench_from_name("exscan") == BENCH_EXSCAN);
     CHECK(bench_from_name("osu_allreduce") == -1);
     for (int id = 0; id < BENCH_COUNT; id++)
         CHECK(bench_from_name(bench_name(id)) == id);
@@ -253,6 +254,7 @@ static void test_bound_bytes(void)
     /* 3 ranks: 1024 bytes = 256 floats, 85 per block, 255 used. */
     CHECK(fabs(bench_bound_bytes(BENCH_REDUCE_SCATTER_BLOCK, s, 3) - 2.0 * 255 * 4 / 3) < 1e-9);
     CHECK(bench_bound_bytes(BENCH_REDUCE_SCATTER, s, 4) == 768);
+    CHECK(bench_bound_bytes(BENCH_SCAN, s, 4) == 768 && bench_bound_bytes(BENCH_EXSCAN, s, 2) == 512);
     CHECK(bench_bound_bytes(BENCH_LATENCY, s, 2) == 512);
     CHECK(bench_bound_bytes(BENCH_BW, s, 16) == 512); /* always two ranks */
     for (int id = 0; id < BENCH_COUNT; id++)

@@ -24,8 +24,10 @@ enum bench_id {
     BENCH_ALLTOALL,
     BENCH_REDUCE_SCATTER_BLOCK,
     BENCH_REDUCE_SCATTER, /* blocks of their own sizes: rank i's grows with i + 1 */
-    BENCH_LATENCY,        /* OSU osu_latency: ping-pong between ranks 0 and 1 */
-    BENCH_BW,             /* OSU osu_bw: windows of non-blocking sends, 0 -> 1 */
+    BENCH_SCAN,
+    BENCH_EXSCAN,
+    BENCH_LATENCY, /* OSU osu_latency: ping-pong between ranks 0 and 1 */
+    BENCH_BW,      /* OSU osu_bw: windows of non-blocking sends, 0 -> 1 */
     BENCH_COUNT
 };
 

@@ -20,6 +20,8 @@ static const struct {
     [BENCH_ALLTOALL] = {"alltoall", KIND_COLLECTIVE, false, "n*s"},
     [BENCH_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", KIND_COLLECTIVE, true, "(n-1)*s/n"},
     [BENCH_REDUCE_SCATTER] = {"reduce_scatter", KIND_COLLECTIVE, true, "(n-1)*s/n"},
+    [BENCH_SCAN] = {"scan", KIND_COLLECTIVE, true, "(n-1)*s/n"},
+    [BENCH_EXSCAN] = {"exscan", KIND_COLLECTIVE, true, "(n-1)*s/n"},
     [BENCH_LATENCY] = {"latency", KIND_LATENCY, false, "s/2"},
     [BENCH_BW] = {"bw", KIND_BANDWIDTH, false, "s/2"},
 };
@@ -90,6 +92,8 @@ double bench_bound_bytes(enum bench_id id, size_t size, int nprocs)
     case BENCH_REDUCE_SCATTER_BLOCK: /* each rank folds n-1 blocks of s/n */
         return (n - 1) * (double)reduce_scatter_used_bytes(size, nprocs) / n;
     case BENCH_REDUCE_SCATTER: /* n-1 vectors of s folded, whoever's blocks they are */ return (n - 1) * s / n;
+    case BENCH_SCAN: /* the last rank's result folds n-1 vectors of s into its own */
+    case BENCH_EXSCAN: /* (at least: every input but the last reaches a later rank) */ return (n - 1) * s / n;
     case BENCH_LATENCY: /* one message of s between two ranks, copied by both */
     case BENCH_BW: return s / 2;
     case BENCH_COUNT: break;

@@ -90,6 +90,8 @@ static void prepare_inputs(const struct call_site *call)
         break;
     case BENCH_REDUCE:
     case BENCH_ALLREDUCE:
+    case BENCH_SCAN:
+    case BENCH_EXSCAN:
         pattern_fill_floats((float *)ctx->send_buf, float_count(s), pattern_key(call->seed, me, 0));
         break;
     case BENCH_REDUCE_SCATTER_BLOCK:
@@ -142,6 +144,10 @@ static void call_collective(const struct call_site *call)
         break;
     case BENCH_REDUCE_SCATTER:
         ON_PATH(path, MPI_Reduce_scatter, sbuf, rbuf, ctx->counts, MPI_FLOAT, MPI_SUM, comm);
+        break;
+    case BENCH_SCAN: ON_PATH(path, MPI_Scan, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM, comm); break;
+    case BENCH_EXSCAN:
+        ON_PATH(path, MPI_Exscan, sbuf, rbuf, (int)float_count(call->size), MPI_FLOAT, MPI_SUM, comm);
         break;
     default: break;
     }
@@ -205,19 +211,25 @@ static void check_bytes(struct call_site *call, const unsigned char *buf, size_t
     report_error(call, what);
 }
 
-static void check_float_sum(struct call_site *call, const float *buf, size_t count, size_t first_element)
+/* The sum of the inputs of ranks 0 .. ranks-1 (every rank's but a scan's). */
+static void check_float_sum_of(struct call_site *call, const float *buf, size_t count, size_t first_element, int ranks)
 {
     struct bench_context *ctx = call->ctx;
-    for (int r = 0; r < ctx->nprocs; r++)
+    for (int r = 0; r < ranks; r++)
         ctx->keys[r] = pattern_key(call->seed, r, 0);
     float expected = 0;
-    long bad = pattern_check_float_sum(buf, count, ctx->keys, ctx->nprocs, first_element, &expected);
+    long bad = pattern_check_float_sum(buf, count, ctx->keys, ranks, first_element, &expected);
     if (bad < 0)
         return;
     char what[256];
     snprintf(what, sizeof what, "element %ld of the sum is %g but the reference is %g", bad + (long)first_element,
              (double)buf[bad], (double)expected);
     report_error(call, what);
+}
+
+static void check_float_sum(struct call_site *call, const float *buf, size_t count, size_t first_element)
+{
+    check_float_sum_of(call, buf, count, first_element, call->ctx->nprocs);
 }
 
 static void check_result(struct call_site *call)
@@ -235,6 +247,11 @@ static void check_result(struct call_site *call)
             check_float_sum(call, (const float *)ctx->recv_buf, float_count(s), 0);
         break;
     case BENCH_ALLREDUCE: check_float_sum(call, (const float *)ctx->recv_buf, float_count(s), 0); break;
+    case BENCH_SCAN: check_float_sum_of(call, (const float *)ctx->recv_buf, float_count(s), 0, me + 1); break;
+    case BENCH_EXSCAN: /* rank 0's result is undefined */
+        if (me > 0)
+            check_float_sum_of(call, (const float *)ctx->recv_buf, float_count(s), 0, me);
+        break;
     case BENCH_REDUCE_SCATTER_BLOCK: {
         size_t block = scatter_block_floats(s, n);
         check_float_sum(call, (const float *)ctx->recv_buf, block, block * (size_t)me);

@@ -24,6 +24,8 @@ static const char *operation_label(enum bench_id id)
     case BENCH_REDUCE_SCATTER_BLOCK: return "MPI_Reduce_scatter_block, MPI_FLOAT sum, size = whole vector";
     case BENCH_REDUCE_SCATTER:
         return "MPI_Reduce_scatter, MPI_FLOAT sum, size = whole vector, rank r's block (r+1)/(n(n+1)/2) of it";
+    case BENCH_SCAN: return "MPI_Scan, MPI_FLOAT sum";
+    case BENCH_EXSCAN: return "MPI_Exscan, MPI_FLOAT sum";
     case BENCH_LATENCY: return "MPI_Send/MPI_Recv ping-pong, ranks 0 and 1, one-way latency";
     case BENCH_BW: return "MPI_Isend/MPI_Irecv windows, rank 0 to rank 1";
     default: return "";

@@ -35,7 +35,7 @@ COLOUR_LOSE = "#c62828"
 COLOUR_WRONG = "#6a1b9a"  # a result that failed validation has no speedup
 
 BENCH_ORDER = ["allreduce", "alltoall", "allgather", "reduce_scatter_block", "reduce_scatter",
-               "reduce", "bcast", "gather", "scatter", "barrier", "latency", "bw"]
+               "reduce", "bcast", "gather", "scatter", "scan", "exscan", "barrier", "latency", "bw"]
 
 
 def human_size(size):
