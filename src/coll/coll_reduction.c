@@ -33,6 +33,11 @@ static size_t block_elements(size_t count, size_t esize)
 static void reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                                core_reduce_fn fn, void *out, const char *mine, int ranks, const coll_block_sink *sink)
 {
+    if (ranks == 1 && t->me != 0 && out && !sink) {
+        /* A peer's input alone (exscan): one transfer, straight into the result. */
+        lane->fetch(&t->lane, 0, slot, off, out, count * esize);
+        return;
+    }
     size_t per = block_elements(count, esize);
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
     for (size_t done = 0; done < count; done += per) {
@@ -41,10 +46,6 @@ static void reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, siz
         /* This rank's own input is read where it is, not through the lane. */
 #define VIEW(rank, scratch) \
     ((rank) == t->me && mine ? (const void *)(mine + o) : lane->view(&t->lane, (rank), slot, o, bytes, (scratch)))
-        if (ranks == 1 && t->me != 0) { /* a peer's input alone (exscan): one copy, straight into the result */
-            lane->fetch(&t->lane, 0, slot, o, dst_final, bytes);
-            continue;
-        }
         const void *a = VIEW(0, sa);
         if (ranks == 1) {
             if (a != dst_final)
