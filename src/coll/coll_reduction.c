@@ -1,8 +1,8 @@
 /* The reduction machinery that reduce, allreduce, reduce_scatter(_block)
- * and scan share: reducing the ranks' exposures block by block in rank order, the
- * round and window arithmetic, the one-slot round, and the gathered path
- * (move the inputs, reduce locally). The algorithms are in their
- * collectives' files. */
+ * and scan share: reducing the ranks' exposures block by block in rank
+ * order, the round and window arithmetic, the one-slot round, and the
+ * gathered path (move the inputs, reduce locally). The algorithms are in
+ * their collectives' files. */
 #include <string.h>
 
 #include "coll_reduction.h"
