@@ -33,11 +33,6 @@ static size_t block_elements(size_t count, size_t esize)
 static void reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                                core_reduce_fn fn, void *out, const char *mine, int ranks, const coll_block_sink *sink)
 {
-    if (ranks == 1 && t->me != 0 && out && !sink) {
-        /* A peer's input alone (exscan): one transfer, straight into the result. */
-        lane->fetch(&t->lane, 0, slot, off, out, count * esize);
-        return;
-    }
     size_t per = block_elements(count, esize);
     char *acc = t->block[0], *sa = t->block[1], *sb = t->block[2];
     for (size_t done = 0; done < count; done += per) {
@@ -78,7 +73,10 @@ void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off,
 void coll_reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                              core_reduce_fn fn, void *out, const char *mine, int ranks)
 {
-    reduce_first_ranks(t, lane, slot, off, count, esize, fn, out, mine, ranks, NULL);
+    if (ranks == 1 && t->me != 0) /* a peer's input alone (exscan): one transfer, straight into the result */
+        lane->fetch(&t->lane, 0, slot, off, out, count * esize);
+    else
+        reduce_first_ranks(t, lane, slot, off, count, esize, fn, out, mine, ranks, NULL);
 }
 
 const char *coll_exposable_input(coll_team *t, const lane_ops *lane, const char *src, const char *dst, size_t bytes)

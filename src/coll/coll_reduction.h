@@ -24,7 +24,8 @@ bool coll_reduce_trivially(coll_team *t, const char *src, void *rbuf, size_t tot
  * is also put there (out NULL: only there). */
 void coll_reduce_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                        core_reduce_fn fn, void *out, const char *mine, const coll_block_sink *sink);
-/* The same over the first `ranks` ranks alone (1 <= ranks <= n), without a sink. */
+/* The same over the first `ranks` ranks alone (1 <= ranks <= n), without a
+ * sink; a lone peer's input (exscan) is fetched straight into out. */
 void coll_reduce_first_ranks(coll_team *t, const lane_ops *lane, int slot, size_t off, size_t count, size_t esize,
                              core_reduce_fn fn, void *out, const char *mine, int ranks);
 /* The input to expose on lane for a result written to dst: src, or where a

@@ -71,7 +71,7 @@ void coll_scan(coll_team *t, const void *sbuf, void *rbuf, size_t count, core_ty
     size_t esize = core_type_size(type);
     core_reduce_fn fn = core_reduce_kernel(type, op);
     const char *src = sbuf ? sbuf : rbuf;
-    if (count == 0 || (t->n == 1 && !inclusive))
+    if (t->n == 1 && !inclusive)
         return;
     if (coll_reduce_trivially(t, src, rbuf, count, count * esize))
         return;
