@@ -6,12 +6,14 @@
 # a summary per layout. Needs root, as the multi-host tests do.
 #
 #   scripts/hosts-bench.sh [--tree DIR] [--layouts "4 4 4 4,2 2,1 3"] [--sizes MIN:MAX]
-#                          [--han] [--quick] [--env NAME=VALUE]... [--out DIR]
+#                          [--colls "scan exscan"] [--han] [--quick] [--env NAME=VALUE]... [--out DIR]
 #
 #   --tree     a build tree (default build/openmpi): its shoal, shoal-bench,
 #              launcher and MPI flavour (CMakeCache.txt)
 #   --layouts  ranks per host, one layout per comma (default "2 2,1 3,1 1 1 1")
 #   --sizes    shoal-bench's -m (default 4:4M)
+#   --colls    shoal-bench's collectives (default: allreduce bcast allgather
+#              alltoall reduce gather)
 #   --han      Open MPI: also a run with its hierarchical component
 #              (--mca coll_han_priority 100), beside its default
 #   --quick    tune --link --quick, and fewer iterations
@@ -31,6 +33,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tree=$root/build/openmpi
 layouts="2 2,1 3,1 1 1 1"
 sizes=4:4M
+colls="allreduce bcast allgather alltoall reduce gather"
 han=0 quick=0 out=""
 settings=()
 while [ $# -gt 0 ]; do
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
         --tree) tree=$(cd "$2" && pwd); shift 2 ;;
         --layouts) layouts=$2; shift 2 ;;
         --sizes) sizes=$2; shift 2 ;;
+        --colls) colls=$2; shift 2 ;;
         --han) han=1; shift ;;
         --quick) quick=1; shift ;;
         --env) settings+=(--env "$2"); shift 2 ;;
@@ -120,7 +124,7 @@ for l in "${all_layouts[@]}"; do
     "$root/tests/multihost/mh-hosts.sh" $l -- bash -c '
         set -e
         mh=$1/tests/multihost; shift
-        mpi=$1 launcher=$2 shoal=$3 bench=$4 tuning=$5 out=$6 name=$7 sizes=$8 han=$9; shift 9
+        mpi=$1 launcher=$2 shoal=$3 bench=$4 tuning=$5 out=$6 name=$7 sizes=$8 han=$9 colls=${10}; shift 10
         run() { "$mh/mh-mpirun.sh" --mpi "$mpi" --launcher "$launcher" --env SHOAL_TUNING_FILE="$tuning" "$@"; }
         envs=() iters=() quick=()
         while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
@@ -128,12 +132,12 @@ for l in "${all_layouts[@]}"; do
         quick=("$@")
         run "${envs[@]}" "$shoal" tune --link "${quick[@]}" -o "$tuning" >"$out/$name-link.txt" 2>&1
         run "${envs[@]}" "$bench" -m "$sizes" "${iters[@]}" --json "$out/$name-default.json" \
-            allreduce bcast allgather alltoall reduce gather >"$out/$name-default.txt" 2>&1
+            $colls >"$out/$name-default.txt" 2>&1
         if [ "$han" = 1 ]; then
             run "${envs[@]}" --env OMPI_MCA_coll_han_priority=100 "$bench" -m "$sizes" "${iters[@]}" \
-                --json "$out/$name-han.json" allreduce bcast allgather alltoall reduce gather >"$out/$name-han.txt" 2>&1
+                --json "$out/$name-han.json" $colls >"$out/$name-han.txt" 2>&1
         fi' hosts-bench "$root" "$mpi" "$launcher" "$shoal" "$bench" "$tuning" "$out" "$name" "$sizes" "$han" \
-        "${envs[@]}" -- "${iters[@]}" -- "${link_quick[@]}" || { rc=$?; [ $rc = 77 ] && exit 77; echo "hosts-bench: layout $l failed ($rc)" >&2; continue; }
+        "$colls" "${envs[@]}" -- "${iters[@]}" -- "${link_quick[@]}" || { rc=$?; [ $rc = 77 ] && exit 77; echo "hosts-bench: layout $l failed ($rc)" >&2; continue; }
     grep -E "^  (link|calls|  )" "$out/$name-link.txt" | sed "s/^/[$name] /" >>"$out/summary.txt" || true
     for r in "${runs[@]}"; do
         summarise "$out/$name-$r.txt" "$name ($r collectives of the host): host/shoal" >>"$out/summary.txt"

@@ -189,16 +189,6 @@ bool shim_allreduce_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_
     return true;
 }
 
-/* Scans of more bytes a rank go to the host: there the host's single copy
- * of inputs still in cache (a loop on the same buffers, as OSU's) ran
- * 1.3-3x faster than shoal's exscan over the cells from 16 KiB and its scan
- * of 1 MiB, where with inputs written anew shoal's were 1.2-2x faster
- * (np 2, Open MPI 4.1.4, 2-core Xeon VM): the planner cannot tell the two
- * apart on a first call, and a scan is rarely long. */
-#define SCAN_MAX_BYTES (8 * 1024)
-
-/* A communicator spanning nodes goes to the host: the two levels have no
- * scan step yet. */
 bool shim_scan_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                         bool inclusive, const char *name)
 {
@@ -207,10 +197,12 @@ bool shim_scan_by_shoal(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datat
     core_op cop;
     core_coll c = inclusive ? CORE_COLL_SCAN : CORE_COLL_EXSCAN;
     coll_team *t = reduction_team(c, comm, &sc, name, type, op, &ct, &cop);
-    if (!t || !reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+    if (!t)
+        return spans_nodes(sc) && shim_nodes_scan(sc, sbuf, rbuf, count, type, op, inclusive);
+    if (!reduction_takes(ct, count, 1) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
         return false;
     size_t bytes = (size_t)count * core_type_size(ct);
-    if (bytes > SCAN_MAX_BYTES || (count && host_faster(t, c, bytes)))
+    if (bytes > PLAN_SCAN_MAX_BYTES || (count && host_faster(t, c, bytes)))
         return false;
     if (count)
         run_reduction(sc, inclusive ? REDUCE_SCAN : REDUCE_EXSCAN, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf,

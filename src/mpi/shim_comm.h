@@ -65,6 +65,10 @@ typedef struct shim_nodes {
     uint64_t rails[CORE_COLL_COUNT];
     bool even;
     MPI_Comm rail;
+    /* Every node's last rank, numbered by node (scans), made at the first
+     * scan (tails_open); MPI_COMM_NULL on the other ranks. */
+    MPI_Comm tails;
+    bool tails_open;
     /* Competitive bcasts, from the first on: shoal's own copy of the
      * communicator for their messages, a ring of claim slots in memory the
      * node's ranks share (an MPI shared window), requests for the root. */

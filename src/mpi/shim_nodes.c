@@ -104,7 +104,8 @@ static const core_coll cut_colls[3] = {CORE_COLL_BCAST, CORE_COLL_REDUCE, CORE_C
 
 /* Collectives priced flat on the host MPI or in two levels, per size class. */
 static const core_coll priced_colls[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,    CORE_COLL_ALLREDUCE,
-                                         CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL};
+                                         CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL,
+                                         CORE_COLL_SCAN,    CORE_COLL_EXSCAN};
 
 /* Segment sizes per size class, and which calls the host MPI runs flat,
  * priced by rank 0 with its node's figures (or as shoal tune --link timed
@@ -239,6 +240,8 @@ bool shim_nodes_open(shim_comm *sc, MPI_Comm node)
     for (int i = 1; i < nd->count; i++)
         nd->even = nd->even && nd->first[i + 1] - nd->first[i] == nd->first[1];
     nd->rail = MPI_COMM_NULL;
+    nd->tails = MPI_COMM_NULL;
+    nd->tails_open = false;
     for (int r = 0; r < sc->size; r++) {
         int major = nd->first[nd->where[2 * r]] + nd->where[2 * r + 1];
         nd->rank_at[major] = r;
@@ -268,6 +271,8 @@ void shim_nodes_close(shim_nodes *nd)
         PMPI_Comm_free(&nd->p2p);
     if (nd->rail != MPI_COMM_NULL)
         PMPI_Comm_free(&nd->rail);
+    if (nd->tails != MPI_COMM_NULL)
+        PMPI_Comm_free(&nd->tails);
     free(nd->root_requests);
     free(nd->phase_node);
     free(nd->out_at);
@@ -381,6 +386,19 @@ static void node_reduce(shim_nodes *nd, const void *sbuf, void *rbuf, int count,
 {
     if (!shim_reduce_by_shoal(sbuf, rbuf, count, type, op, 0, nd->node, "a reduce inside a node"))
         PMPI_Reduce(sbuf, rbuf, count, type, op, 0, nd->node);
+}
+
+/* The node part's scan (inclusive) or exscan of in (MPI_IN_PLACE: in rbuf). */
+static void node_scan(shim_nodes *nd, const void *in, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      bool inclusive)
+{
+    if (shim_scan_by_shoal(in, rbuf, count, type, op, nd->node, inclusive,
+                           inclusive ? "a scan inside a node" : "an exscan inside a node"))
+        return;
+    if (inclusive)
+        PMPI_Scan(in, rbuf, count, type, op, nd->node);
+    else
+        PMPI_Exscan(in, rbuf, count, type, op, nd->node);
 }
 
 /* counts[i] elements of the sum of every rank's in, from offsets[i], to
@@ -1036,6 +1054,56 @@ bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count
         node_reduce(nd, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, n, type, op);
     }
     node_bcast(nd, rbuf, n, type, 0);
+    return true;
+}
+
+/* ---- scans ---- */
+
+bool shim_nodes_scan(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                     bool inclusive)
+{
+    shim_nodes *nd = &sc->nodes;
+    core_coll c = inclusive ? CORE_COLL_SCAN : CORE_COLL_EXSCAN;
+    size_t extent;
+    if (!reduction_ok(count, type, op, &extent) || rbuf == MPI_IN_PLACE || (count && (!rbuf || !sbuf || sbuf == rbuf)))
+        return false;
+    /* Where nodes interleave in the communicator's order, the ranks before
+     * a rank are no prefix of every node's: the host's. */
+    if (!nd->contiguous) {
+        say_plan_once(sc, c, "the host MPI's (a node's ranks are not consecutive in the communicator)");
+        return false;
+    }
+    if (count == 0)
+        return true;
+    size_t bytes = (size_t)count * extent;
+    if (runs_flat(sc, c, bytes))
+        return false;
+    say_plan_once(sc, c, NULL);
+    if (!nd->tails_open) {
+        /* Every node's last rank, numbering the nodes as the leaders do. */
+        bool last = nd->local == nd->node_size - 1;
+        PMPI_Comm_split(sc->comm, last ? 0 : MPI_UNDEFINED, sc->rank, &nd->tails);
+        nd->tails_open = true;
+    }
+    int n = (int)count;
+    /* An exscan's first rank of a node: its result is the prefix alone
+     * (on the first node, undefined: its buffer is left alone). */
+    bool prefix_only = !inclusive && nd->local == 0;
+    char *total = shim_comm_scratch(sc, 0, bytes);
+    char *prefix = prefix_only && nd->my_node > 0 ? (char *)rbuf : shim_comm_scratch(sc, 1, bytes);
+    if (!inclusive && nd->tails != MPI_COMM_NULL)
+        memcpy(total, sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes); /* before an in-place step overwrites it */
+    node_scan(nd, sbuf, rbuf, n, type, op, inclusive);
+    if (nd->tails != MPI_COMM_NULL) {
+        if (!inclusive && !prefix_only)
+            PMPI_Reduce_local(rbuf, total, n, type, op); /* the node's ranks before this one, then its own */
+        PMPI_Exscan(inclusive ? rbuf : total, prefix, n, type, op, nd->tails);
+    }
+    if (nd->my_node == 0)
+        return true; /* no node before it */
+    node_bcast(nd, prefix, n, type, nd->node_size - 1);
+    if (!prefix_only)
+        PMPI_Reduce_local(prefix, rbuf, n, type, op); /* the nodes before, then this node's part */
     return true;
 }
 

@@ -39,6 +39,10 @@ bool shim_nodes_bcast(shim_comm *sc, void *buf, MPI_Count count, MPI_Datatype ty
 bool shim_nodes_reduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                        int root);
 bool shim_nodes_allreduce(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op);
+/* inclusive: MPI_Scan, else MPI_Exscan; false also where a node's ranks
+ * are not consecutive in comm (nodes in order). */
+bool shim_nodes_scan(shim_comm *sc, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                     bool inclusive);
 
 /* Data movement, in bytes as the team path packs them (shim_bytes.h):
  * whether shoal runs collective c (gather, allgather, scatter) of `bytes`

@@ -44,6 +44,14 @@ static const plan_node_steps steps[CORE_COLL_COUNT] = {
     [CORE_COLL_REDUCE_SCATTER] = {CORE_COLL_REDUCE, "reduce_scatter", CORE_COLL_SCATTERV,
                                   "node reduce to each leader, leaders' reduce_scatter by the host MPI, node "
                                   "scatterv"},
+    /* Scans need each node's ranks consecutive in the communicator, nodes
+     * in order (else the host's); the last rank holds its node's total. */
+    [CORE_COLL_SCAN] = {CORE_COLL_SCAN, "exscan", CORE_COLL_BCAST,
+                        "node scan, the node totals' exscan by the host MPI over each node's last rank, node bcast "
+                        "of that prefix, combined with each rank's own"},
+    [CORE_COLL_EXSCAN] = {CORE_COLL_EXSCAN, "exscan", CORE_COLL_BCAST,
+                          "node exscan, the node totals' exscan by the host MPI over each node's last rank, node "
+                          "bcast of that prefix, combined with each rank's own"},
 };
 
 const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)
@@ -124,6 +132,8 @@ static double between_ns(const plan_model *m, core_coll c, double s, int nodes, 
     case CORE_COLL_SCATTER: return depth * hop + others / m->link_bw;
     case CORE_COLL_ALLGATHER: return (nodes - 1) * hop + others / m->link_bw;
     case CORE_COLL_ALLTOALL: return (nodes - 1) * (hop + ppn * ppn * s / m->link_bw);
+    case CORE_COLL_SCAN:
+    case CORE_COLL_EXSCAN: return depth * (hop + move + fold) + fold; /* and each rank's own combine */
     default: return 0;
     }
 }
@@ -228,6 +238,10 @@ static double flat_ns(const plan_model *m, core_coll c, double s, int nodes, int
                           (double)(nodes - 1) * ppn * s / link_rate(m, ppn);
         return ring < doubling ? ring : doubling;
     }
+    case CORE_COLL_SCAN:
+    case CORE_COLL_EXSCAN:
+        /* recursive doubling (MPICH's; Open MPI's linear chain is slower) */
+        return across * (link_ns(m, s, ppn) + fold) + inside * (host_ns(m, s, ppn) + fold);
     case CORE_COLL_ALLTOALL: {
         /* pairwise exchange; small blocks: Bruck's log2 rounds of half the rows */
         double pairwise = (double)(ranks - ppn) * link_ns(m, s, ppn) + (double)(ppn - 1) * host_ns(m, s, ppn);
@@ -346,6 +360,14 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
     } else if (above_crossover) {
         r.flat = true;
         r.why = "the host MPI runs it flat (alltoall above 32 KiB a pair)";
+    } else if (m->link_bw_node <= 0 && (c == CORE_COLL_SCAN || c == CORE_COLL_EXSCAN)) {
+        /* A scan's two levels save only the host's chain of messages
+         * inside each node, and its node steps cost about as much: across
+         * namespace hosts (TCP, 2 cores; 2+2, 1+3, 1+2+1, 4+4 ranks) they
+         * took 1.1-1.6x the host's flat scan up to 256 B a rank, and won
+         * or lost by turns above. Only a timing on the layout shows them. */
+        r.flat = true;
+        r.why = "the host MPI runs it flat (a scan on a guessed link: shoal tune --link times both)";
     } else if (m->link_bw_node <= 0) {
         /* The flat price rests on the link's figures: a guess (no shoal
          * tune --link) decides nothing. */

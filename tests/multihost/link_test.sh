@@ -48,7 +48,7 @@ grep -q "GB/s a node while all its ranks send; $file)" "$work/explain.out" ||
 # Every priced collective timed, one letter a size class (quick: every
 # fourth from 4 B to 4 MiB; alltoall up to 32 KiB; the barrier once).
 grep -q '"layout": "2,2"' "$file" || fail "no timed layout in the file"
-for c in barrier bcast reduce allreduce gather scatter allgather alltoall; do
+for c in barrier bcast reduce allreduce gather scatter allgather alltoall scan exscan; do
     letters=$(grep -o "\"$c\": \"[hs-]*\"" "$file" | sed 's/.*: "//; s/"$//')
     [ ${#letters} = 41 ] && [ -n "$(tr -d '-' <<<"$letters")" ] || fail "$c timed as '$letters'"
 done

@@ -23,9 +23,21 @@ static double planning_us(const plan_query *q)
     return core_median(us, TIMES);
 }
 
-/* The host MPI's own run of q, where shoal tune measured it. */
+/* Whether the MPI layer leaves collective c of `bytes` a rank to the host
+ * whatever the plan: a scan above PLAN_SCAN_MAX_BYTES. */
+static bool scan_left_to_host(int c, size_t bytes)
+{
+    return (c == CORE_COLL_SCAN || c == CORE_COLL_EXSCAN) && bytes > PLAN_SCAN_MAX_BYTES;
+}
+
+/* The host MPI's own run of q: where shoal tune measured it, and where the
+ * MPI layer leaves it to the host. */
 static void host_line(const plan_query *q)
 {
+    if (scan_left_to_host(q->coll, q->bytes))
+        printf("the host MPI's own: the MPI layer leaves scans above %d KiB a rank to it (on inputs still in cache "
+               "the host's single copy ran faster)\n",
+               PLAN_SCAN_MAX_BYTES / 1024);
     plan_choice ch = plan_choose(q);
     size_t sized = plan_size_class(q->bytes);
     double shoal_repeat, host_repeat = q->n > 1 ? plan_host_repeat_ns(q->coll, sized, q->n, &shoal_repeat) : -1;
@@ -153,8 +165,12 @@ static void node_step_line(const char *when, core_coll c, size_t bytes, const pl
     if (c == CORE_COLL_SCATTERV)
         q.coll = CORE_COLL_SCATTER;
     plan_choice ch = plan_choose(&q);
-    printf("  %-8s %s on the node's %d ranks: %s over %s, modelled %.3f us\n", when, core_coll_name(c), node->n,
-           plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe), ch.model_ns / 1e3);
+    if (scan_left_to_host(c, bytes))
+        printf("  %-8s %s on the node's %d ranks: the host MPI's (above %d KiB a rank)\n", when, core_coll_name(c),
+               node->n, PLAN_SCAN_MAX_BYTES / 1024);
+    else
+        printf("  %-8s %s on the node's %d ranks: %s over %s, modelled %.3f us\n", when, core_coll_name(c), node->n,
+               plan_algo_name(ch.algo), plan_lanes_label(ch.lane, ch.stripe), ch.model_ns / 1e3);
 }
 
 /* Every segment size of a long bcast, reduce or allreduce, priced. */
@@ -227,9 +243,10 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     char every[64] = "";
     if (m->link_bw_node > 0)
         snprintf(every, sizeof every, "; %.2f GB/s a node while all its ranks send", m->link_bw_node);
-    printf("  %-8s %s by the host MPI on %d leaders (link: %.2f us a message + %.3f ns a byte%s; %s)\n", "between",
-           steps->between, nodes, m->link_latency_ns / 1e3, 1 / m->link_bw, every,
-           m->link_bw_node > 0 ? m->source : "built-in guess, shoal tune --link measures it");
+    bool by_tails = coll == CORE_COLL_SCAN || coll == CORE_COLL_EXSCAN;
+    printf("  %-8s %s by the host MPI on %d %s (link: %.2f us a message + %.3f ns a byte%s; %s)\n", "between",
+           steps->between, nodes, by_tails ? "nodes' last ranks" : "leaders", m->link_latency_ns / 1e3, 1 / m->link_bw,
+           every, m->link_bw_node > 0 ? m->source : "built-in guess, shoal tune --link measures it");
     node_step_line("last", steps->last, whole ? all : bytes, &node);
     if (plan_node_cuts((core_coll)coll))
         node_segments_table((core_coll)coll, bytes, nodes, &node);

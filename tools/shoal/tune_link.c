@@ -84,7 +84,8 @@ static void fit_link(const double *ns, double *latency_ns, double *bw)
 
 /* What the node routes price (shim_nodes.c), each timed here. */
 static const core_coll timed_colls[] = {CORE_COLL_BARRIER, CORE_COLL_BCAST,   CORE_COLL_REDUCE,    CORE_COLL_ALLREDUCE,
-                                        CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL};
+                                        CORE_COLL_GATHER,  CORE_COLL_SCATTER, CORE_COLL_ALLGATHER, CORE_COLL_ALLTOALL,
+                                        CORE_COLL_SCAN,    CORE_COLL_EXSCAN};
 #define CALLS_FIRST_CLASS 2 /* 4 B: a float */
 #define CALLS_LAST_CLASS 22 /* 4 MiB */
 #define CALLS_ROUNDS 5
@@ -118,6 +119,8 @@ static void call_once(core_coll c, bool host, size_t bytes, char *s, char *r, MP
     case CORE_COLL_SCATTER: ON_PATH(host, MPI_Scatter, s, n, MPI_BYTE, r, n, MPI_BYTE, 0, comm); break;
     case CORE_COLL_ALLGATHER: ON_PATH(host, MPI_Allgather, s, n, MPI_BYTE, r, n, MPI_BYTE, comm); break;
     case CORE_COLL_ALLTOALL: ON_PATH(host, MPI_Alltoall, s, n, MPI_BYTE, r, n, MPI_BYTE, comm); break;
+    case CORE_COLL_SCAN: ON_PATH(host, MPI_Scan, s, r, floats, MPI_FLOAT, MPI_SUM, comm); break;
+    case CORE_COLL_EXSCAN: ON_PATH(host, MPI_Exscan, s, r, floats, MPI_FLOAT, MPI_SUM, comm); break;
     default: break;
     }
 }
@@ -154,7 +157,8 @@ static void time_calls(core_coll c, MPI_Comm comm, char *s, char *r, char *timed
     int rounds = quick ? CALLS_QUICK_ROUNDS : CALLS_ROUNDS;
     for (int k = first; k <= last; k += quick ? CALLS_QUICK_STRIDE : 1) {
         size_t bytes = c == CORE_COLL_BARRIER ? 0 : (size_t)1 << k;
-        bool rows = c != CORE_COLL_BCAST && c != CORE_COLL_REDUCE && c != CORE_COLL_ALLREDUCE;
+        bool rows = c != CORE_COLL_BCAST && c != CORE_COLL_REDUCE && c != CORE_COLL_ALLREDUCE && c != CORE_COLL_SCAN &&
+                    c != CORE_COLL_EXSCAN;
         if ((rows && bytes * (size_t)size > CALLS_MAX_BUFFER) || last_ns > CALLS_LONGEST_NS ||
             (c == CORE_COLL_ALLTOALL && bytes > PLAN_NODES_ALLTOALL_MAX_BLOCK))
             break;
