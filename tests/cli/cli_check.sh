@@ -56,6 +56,12 @@ expect 0 "modelled [0-9.]+ us; the host MPI flat on all 8 ranks [0-9.]+ us .*two
 expect 0 "two levels .SHOAL_ACROSS_NODES=two" -- env SHOAL_ACROSS_NODES=two "$shoal" explain alltoall 1M --nodes 2 --ppn 4
 expect 0 "^two levels: node gatherv of every row to each leader, the leaders' exchange point-to-point in uniform-stride" -- "$shoal" explain alltoallv 1K --nodes 3 --ppn 4
 expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoallv 64K --nodes 2 --ppn 4
+# Scans: their steps, the host's on a guessed link, the node step the host's above 8 KiB a rank.
+expect 0 "^  between  exscan by the host MPI on 3 nodes' last ranks" -- "$shoal" explain scan 64 --nodes 3 --ppn 4
+expect 0 "the host MPI runs it flat .a scan on a guessed link" -- "$shoal" explain exscan 64 --nodes 3 --ppn 4
+expect 0 "two levels .SHOAL_ACROSS_NODES=two" -- env SHOAL_ACROSS_NODES=two "$shoal" explain exscan 64 --nodes 3 --ppn 4
+expect 0 "^  first    exscan on the node's 4 ranks: the host MPI's .above 8 KiB a rank" -- "$shoal" explain exscan 64K --nodes 3 --ppn 4
+expect 0 "^the host MPI's own: the MPI layer leaves scans above 8 KiB a rank to it" -- "$shoal" explain scan 64K -np 2
 expect 0 "host MPI runs it whole: one rank per node" -- "$shoal" explain bcast 8 --nodes 3 --ppn 1
 expect 0 "host MPI runs it whole: SHOAL_ACROSS_NODES=0" -- env SHOAL_ACROSS_NODES=0 "$shoal" explain bcast 8 --nodes 2 --ppn 2
 expect 2 "with --nodes, only --ppn and --cores" -- "$shoal" explain bcast 8 --nodes 2 --ppn 2 -np 4
