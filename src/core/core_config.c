@@ -165,9 +165,8 @@ static const core_setting settings[] = {
      .description =
          "a communicator spanning several nodes runs its barrier, bcast, reduce, allreduce, reduce_scatter(_block), "
          "gather(v), allgather(v), scatter(v), alltoall(v), scan and exscan (where each node's ranks are consecutive; "
-         "on a guessed link the host's) "
-         "in two levels (inside each node on shoal's lanes, "
-         "between nodes by the host MPI on one rank per node) where the cost model prices that below the host "
+         "on a guessed link with more ranks than cores, the host's) in two levels (inside each node on shoal's "
+         "lanes, between nodes by the host MPI on one rank per node) where the cost model prices that below the host "
          "MPI's own flat run (`shoal explain COLL SIZE --nodes N --ppn P` shows both); `two`: in two levels "
          "wherever shoal has a form (alltoallv up to 32 KiB a pair); `0`: the host MPI runs them whole"},
     {.name = "SHOAL_NODE_CLIQUES",

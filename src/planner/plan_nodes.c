@@ -360,14 +360,16 @@ plan_node_route plan_node_price(core_coll c, size_t bytes, int nodes, const plan
     } else if (above_crossover) {
         r.flat = true;
         r.why = "the host MPI runs it flat (alltoall above 32 KiB a pair)";
-    } else if (m->link_bw_node <= 0 && (c == CORE_COLL_SCAN || c == CORE_COLL_EXSCAN)) {
-        /* A scan's two levels save only the host's chain of messages
-         * inside each node, and its node steps cost about as much: across
-         * namespace hosts (TCP, 2 cores; 2+2, 1+3, 1+2+1, 4+4 ranks) they
-         * took 1.1-1.6x the host's flat scan up to 256 B a rank, and won
-         * or lost by turns above. Only a timing on the layout shows them. */
+    } else if (m->link_bw_node <= 0 && (c == CORE_COLL_SCAN || c == CORE_COLL_EXSCAN) && node->cores > 0 &&
+               node->ppn > node->cores) {
+        /* A scan's two levels trade the host's chain of messages inside
+         * each node for two node steps, each a hand-over between ranks that
+         * take turns on cores where they outnumber them: across namespace
+         * hosts (TCP, 2 cores; 2+2, 1+3, 1+2+1, 4+4 ranks) they took
+         * 1.1-1.6x the host's flat scan up to 256 B a rank. */
         r.flat = true;
-        r.why = "the host MPI runs it flat (a scan on a guessed link: shoal tune --link times both)";
+        r.why = "the host MPI runs it flat (a scan where ranks outnumber cores, on a guessed link: shoal tune --link "
+                "times both)";
     } else if (m->link_bw_node <= 0) {
         /* The flat price rests on the link's figures: a guess (no shoal
          * tune --link) decides nothing. */

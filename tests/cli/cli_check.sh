@@ -58,7 +58,8 @@ expect 0 "^two levels: node gatherv of every row to each leader, the leaders' ex
 expect 0 "host MPI runs it whole: no two-level form" -- "$shoal" explain alltoallv 64K --nodes 2 --ppn 4
 # Scans: their steps, the host's on a guessed link, the node step the host's above 8 KiB a rank.
 expect 0 "^  between  exscan by the host MPI on 3 nodes' last ranks" -- "$shoal" explain scan 64 --nodes 3 --ppn 4
-expect 0 "the host MPI runs it flat .a scan on a guessed link" -- "$shoal" explain exscan 64 --nodes 3 --ppn 4
+expect 0 "the host MPI runs it flat .a scan where ranks outnumber cores" -- "$shoal" explain exscan 64 --nodes 3 --ppn 4 --cores 2
+expect 0 "two levels .the link is a guess" -- "$shoal" explain exscan 64 --nodes 3 --ppn 4 --cores 4
 expect 0 "two levels .SHOAL_ACROSS_NODES=two" -- env SHOAL_ACROSS_NODES=two "$shoal" explain exscan 64 --nodes 3 --ppn 4
 expect 0 "^  first    exscan on the node's 4 ranks: the host MPI's .above 8 KiB a rank" -- "$shoal" explain exscan 64K --nodes 3 --ppn 4
 expect 0 "^the host MPI's own: the MPI layer leaves scans above 8 KiB a rank to it" -- "$shoal" explain scan 64K -np 2
