@@ -96,6 +96,12 @@ static const core_setting_word across_nodes_words[] = {
     {NULL, 0},
 };
 
+static const core_setting_word clique_order_words[] = {
+    {"modulo", CORE_CLIQUES_MODULO},
+    {"blocks", CORE_CLIQUES_BLOCKS},
+    {NULL, 0},
+};
+
 static const core_setting_word node_bcast_words[] = {
     {"auto", CORE_NODE_BCAST_AUTO},
     {"leader", CORE_NODE_BCAST_LEADER},
@@ -180,6 +186,18 @@ static const core_setting settings[] = {
      .description = "for tests: split each node's ranks of a communicator into this many pretend nodes (local "
                     "rank modulo N), so the two-level collectives run on one host, as MPICH's "
                     "`MPIR_CVAR_NUM_CLIQUES` does"},
+    {.name = "SHOAL_NODE_CLIQUE_ORDER",
+     .kind = CORE_SETTING_CHOICE,
+     FIELD(clique_order),
+     .value = CORE_CLIQUES_MODULO,
+     .words = clique_order_words,
+     .expects = "modulo or blocks",
+     .shared = true,
+     .default_text = "`modulo`",
+     .description = "for tests: which ranks each of SHOAL_NODE_CLIQUES's pretend nodes holds: `modulo`, local "
+                    "rank modulo N (no pretend node's ranks are consecutive), or `blocks`, N runs of consecutive "
+                    "local ranks (as `mpirun` places ranks on real nodes: the layout scans need for their two "
+                    "levels)"},
     {.name = "SHOAL_NODE_BCAST",
      .kind = CORE_SETTING_CHOICE,
      FIELD(node_bcast),

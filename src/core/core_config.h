@@ -48,6 +48,7 @@ typedef enum { CORE_CMA_AUTO, CORE_CMA_OFF } core_cma_mode;
 /* Communicators spanning nodes: left to the host MPI; two levels where
  * they are priced cheaper than the host's flat run; two levels always. */
 typedef enum { CORE_ACROSS_NODES_OFF, CORE_ACROSS_NODES_PRICED, CORE_ACROSS_NODES_TWO } core_across_nodes;
+typedef enum { CORE_CLIQUES_MODULO, CORE_CLIQUES_BLOCKS } core_clique_order;
 typedef enum {
     CORE_NODE_BCAST_AUTO,
     CORE_NODE_BCAST_LEADER,
@@ -78,6 +79,7 @@ typedef struct core_config {
                                     shoal builds its state */
     core_across_nodes across_nodes; /* SHOAL_ACROSS_NODES=0|1|two: communicators spanning nodes in two levels */
     long node_cliques;              /* SHOAL_NODE_CLIQUES: split each node's ranks into this many pretend nodes */
+    core_clique_order clique_order; /* SHOAL_NODE_CLIQUE_ORDER: which ranks each pretend node holds */
     core_node_bcast node_bcast;     /* SHOAL_NODE_BCAST=auto|leader|first|rails */
     core_node_form node_reduce;     /* SHOAL_NODE_REDUCE=auto|leaders|rails */
     core_node_form node_allreduce;  /* SHOAL_NODE_ALLREDUCE=auto|leaders|rails */

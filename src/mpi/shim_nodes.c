@@ -44,10 +44,12 @@ MPI_Comm shim_node_part(MPI_Comm comm)
         return MPI_COMM_NULL;
     long cliques = core_config_get()->node_cliques;
     if (cliques > 1) {
-        int local;
+        int local, size;
         MPI_Comm clique;
         PMPI_Comm_rank(node, &local);
-        PMPI_Comm_split(node, (int)(local % cliques), local, &clique);
+        PMPI_Comm_size(node, &size);
+        bool blocks = core_config_get()->clique_order == CORE_CLIQUES_BLOCKS;
+        PMPI_Comm_split(node, (int)(blocks ? local * cliques / size : local % cliques), local, &clique);
         PMPI_Comm_free(&node);
         node = clique;
     }

@@ -9,7 +9,8 @@
  *
  * Node discovery: a node is the ranks MPI_Comm_split_type(SHARED) groups,
  * any number per node and in any rank order; SHOAL_NODE_CLIQUES splits each
- * node further (local rank modulo N), so the two levels run on one host.
+ * node further (local rank modulo N, or N runs of consecutive local ranks
+ * under SHOAL_NODE_CLIQUE_ORDER=blocks), so the two levels run on one host.
  *
  * May call: every lower layer, and PMPI. */
 #ifndef SHOAL_SHIM_NODES_H

@@ -62,7 +62,8 @@ static void test_defaults(void)
     CHECK(!c->disabled && c->disabled_colls == 0 && c->verbose == 0 && c->shm_size == 0, "off-by-default settings");
     CHECK(c->comm_warmup == CORE_COMM_WARMUP_DEFAULT && c->cma == CORE_CMA_AUTO && c->spin == -1, "defaults");
     CHECK(c->timeout_s == 0 && !c->lanes[0] && !c->algo[0] && !c->tuning_file[0] && c->probe, "defaults");
-    CHECK(c->across_nodes == CORE_ACROSS_NODES_PRICED && c->node_cliques == 1, "priced two levels, real nodes only");
+    CHECK(c->across_nodes == CORE_ACROSS_NODES_PRICED && c->node_cliques == 1 && c->clique_order == CORE_CLIQUES_MODULO,
+          "priced two levels, real nodes only");
 }
 
 static void test_parsing(void)
@@ -124,6 +125,7 @@ static void test_round_trip(void)
         {"SHOAL_PROBE", "0"},
         {"SHOAL_ACROSS_NODES", "two"},
         {"SHOAL_NODE_CLIQUES", "3"},
+        {"SHOAL_NODE_CLIQUE_ORDER", "blocks"},
         {"SHOAL_NODE_SEGMENT", "1M"},
         {"SHOAL_NODE_BCAST", "first"},
         {"SHOAL_NODE_REDUCE", "leaders"},
