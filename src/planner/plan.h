@@ -240,12 +240,13 @@ bool plan_moves_blocks(core_coll c);
  * else the root reads and reduces it block by block. */
 #define PLAN_READ_WHOLE SIZE_MAX
 
-/* Scans of more bytes a rank the MPI layer leaves to the host: there the host's single copy
- * of inputs still in cache (a loop on the same buffers, as OSU's) ran
- * 1.3-3x faster than shoal's exscan over the cells from 16 KiB and its scan
- * of 1 MiB, where with inputs written anew shoal's were 1.2-2x faster
- * (np 2, Open MPI 4.1.4, 2-core Xeon VM): the planner cannot tell the two
- * apart on a first call, and a scan is rarely long. */
+/* Scans of more bytes a rank the MPI layer leaves to the host (explain
+ * says so): there the host's single copy of inputs still in cache (a loop
+ * on the same buffers, as OSU's) ran 1.3-3x faster than shoal's exscan
+ * over the cells from 16 KiB and its scan of 1 MiB, where with inputs
+ * written anew shoal's were 1.2-2x faster (np 2, Open MPI 4.1.4, 2-core
+ * Xeon VM): the planner cannot tell the two apart on a first call, and a
+ * scan is rarely long. */
 #define PLAN_SCAN_MAX_BYTES (8 * 1024)
 
 /* ---- communicators spanning nodes ----
