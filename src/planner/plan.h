@@ -258,6 +258,7 @@ typedef struct plan_node_steps {
     const char *between; /* the leaders' call to the host MPI */
     core_coll last;      /* inside each node after it (CORE_COLL_COUNT: none, or to the root alone) */
     const char *text;    /* the whole, in words (SHOAL_VERBOSE, shoal explain) */
+    const char *by;      /* who runs the step between: NULL, the leaders */
 } plan_node_steps;
 
 /* How collective c of `bytes` per rank (or per pair) runs across nodes;

@@ -48,10 +48,12 @@ static const plan_node_steps steps[CORE_COLL_COUNT] = {
      * in order (else the host's); the last rank holds its node's total. */
     [CORE_COLL_SCAN] = {CORE_COLL_SCAN, "exscan", CORE_COLL_BCAST,
                         "node scan, the node totals' exscan by the host MPI over each node's last rank, node bcast "
-                        "of that prefix, combined with each rank's own"},
+                        "of that prefix, combined with each rank's own",
+                        "nodes' last ranks"},
     [CORE_COLL_EXSCAN] = {CORE_COLL_EXSCAN, "exscan", CORE_COLL_BCAST,
                           "node exscan, the node totals' exscan by the host MPI over each node's last rank, node "
-                          "bcast of that prefix, combined with each rank's own"},
+                          "bcast of that prefix, combined with each rank's own",
+                          "nodes' last ranks"},
 };
 
 const plan_node_steps *plan_node_steps_for(core_coll c, size_t bytes)

@@ -243,10 +243,9 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
     char every[64] = "";
     if (m->link_bw_node > 0)
         snprintf(every, sizeof every, "; %.2f GB/s a node while all its ranks send", m->link_bw_node);
-    bool by_tails = coll == CORE_COLL_SCAN || coll == CORE_COLL_EXSCAN;
     printf("  %-8s %s by the host MPI on %d %s (link: %.2f us a message + %.3f ns a byte%s; %s)\n", "between",
-           steps->between, nodes, by_tails ? "nodes' last ranks" : "leaders", m->link_latency_ns / 1e3, 1 / m->link_bw,
-           every, m->link_bw_node > 0 ? m->source : "built-in guess, shoal tune --link measures it");
+           steps->between, nodes, steps->by ? steps->by : "leaders", m->link_latency_ns / 1e3, 1 / m->link_bw, every,
+           m->link_bw_node > 0 ? m->source : "built-in guess, shoal tune --link measures it");
     node_step_line("last", steps->last, whole ? all : bytes, &node);
     if (plan_node_cuts((core_coll)coll))
         node_segments_table((core_coll)coll, bytes, nodes, &node);
