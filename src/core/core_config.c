@@ -102,17 +102,17 @@ static const core_setting_word clique_order_words[] = {
     {NULL, 0},
 };
 
+/* `leaders` names the fixed leaders alike in the three node forms; the
+ * singular, bcast's first spelling, reads the same in all three. */
 static const core_setting_word node_bcast_words[] = {
-    {"auto", CORE_NODE_BCAST_AUTO},
-    {"leader", CORE_NODE_BCAST_LEADER},
-    {"first", CORE_NODE_BCAST_FIRST},
-    {"rails", CORE_NODE_BCAST_RAILS},
-    {NULL, 0},
+    {"auto", CORE_NODE_BCAST_AUTO},   {"leaders", CORE_NODE_BCAST_LEADER}, {"leader", CORE_NODE_BCAST_LEADER},
+    {"first", CORE_NODE_BCAST_FIRST}, {"rails", CORE_NODE_BCAST_RAILS},    {NULL, 0},
 };
 
 static const core_setting_word node_form_words[] = {
     {"auto", CORE_NODE_FORM_AUTO},
     {"leaders", CORE_NODE_FORM_LEADERS},
+    {"leader", CORE_NODE_FORM_LEADERS},
     {"rails", CORE_NODE_FORM_RAILS},
     {NULL, 0},
 };
@@ -203,17 +203,17 @@ static const core_setting settings[] = {
      FIELD(node_bcast),
      .value = CORE_NODE_BCAST_AUTO,
      .words = node_bcast_words,
-     .expects = "auto, leader, first or rails",
+     .expects = "auto, leaders, first or rails",
      .shared = true,
      .default_text = "`auto`",
      .description = "across nodes, which ranks of a node receive a bcast from the others: `first`, the first of its "
                     "ranks to arrive (competitive: a late rank delays only itself, but the claim costs a round "
                     "trip between nodes when all arrive together; for programs whose ranks arrive unevenly), "
-                    "`leader`, its first rank in the communicator, or `rails`, on nodes of equal rank counts every "
+                    "`leaders`, its first rank in the communicator, or `rails`, on nodes of equal rank counts every "
                     "rank a slice (the root's node scatters the message, the ranks of one slice on every node "
                     "bcast it by the host MPI, each over its own link, and each node gathers the slices); `auto`: "
                     "rails where the planner prices them cheaper on a link `shoal tune --link` measured, else "
-                    "`leader`. A message cut into segments goes through the leaders, also under `first`"},
+                    "`leaders`. A message cut into segments goes through the leaders, also under `first`"},
     {.name = "SHOAL_NODE_REDUCE",
      .kind = CORE_SETTING_CHOICE,
      FIELD(node_reduce),

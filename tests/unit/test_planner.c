@@ -1183,7 +1183,7 @@ static void test_node_segments(void)
     CHECK(plan_node_bcast_first(4096, 4096, 8) && !plan_node_bcast_first(big, big / 8, 8), "SHOAL_NODE_BCAST=first");
     setenv("SHOAL_NODE_BCAST", "leader", 1);
     core_config_reload();
-    CHECK(!plan_node_bcast_first(4096, 4096, 2), "SHOAL_NODE_BCAST=leader");
+    CHECK(!plan_node_bcast_first(4096, 4096, 2), "SHOAL_NODE_BCAST=leaders");
     unsetenv("SHOAL_NODE_BCAST");
     tuning_file_done(path);
 }

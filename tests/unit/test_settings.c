@@ -99,6 +99,11 @@ static void test_parsing(void)
     CHECK(!strcmp(read_as("SHOAL_SHM_SIZE", "12Q"), "0"), "bad size");
     CHECK(!strcmp(read_as("SHOAL_TIMEOUT", "-1"), "0") && !strcmp(read_as("SHOAL_TIMEOUT", "nan"), "0"), "bad seconds");
     CHECK(!strcmp(read_as("SHOAL_CMA", "maybe"), "auto"), "bad choice");
+    /* The node forms' fixed leaders have one name in all three, the singular too. */
+    CHECK(!strcmp(read_as("SHOAL_NODE_BCAST", "leader"), "leaders"), "bcast: leader is leaders");
+    CHECK(!strcmp(read_as("SHOAL_NODE_BCAST", "leaders"), "leaders"), "bcast: leaders");
+    CHECK(!strcmp(read_as("SHOAL_NODE_REDUCE", "leader"), "leaders"), "reduce: leader is leaders");
+    CHECK(!strcmp(read_as("SHOAL_NODE_ALLREDUCE", "leader"), "leaders"), "allreduce: leader is leaders");
     CHECK(!strcmp(read_as("SHOAL_DISABLE_COLL", "bcast,nothing"), "bcast"), "unknown names dropped, the rest kept");
     char longer[2048];
     memset(longer, 'a', sizeof longer - 1);

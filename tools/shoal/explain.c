@@ -275,9 +275,8 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
                               : coll == CORE_COLL_REDUCE ? "SHOAL_NODE_REDUCE"
                                                          : "SHOAL_NODE_ALLREDUCE";
         core_node_form forced = plan_node_form_asked((core_coll)coll);
-        const char *leaders = coll != CORE_COLL_BCAST                                  ? "leaders"
-                              : core_config_get()->node_bcast == CORE_NODE_BCAST_FIRST ? "first"
-                                                                                       : "leader";
+        const char *leaders =
+            coll == CORE_COLL_BCAST && core_config_get()->node_bcast == CORE_NODE_BCAST_FIRST ? "first" : "leaders";
         char asked[64] = "";
         if (forced != CORE_NODE_FORM_AUTO)
             snprintf(asked, sizeof asked, " (%s=%s)", setting, forced == CORE_NODE_FORM_RAILS ? "rails" : leaders);
