@@ -70,8 +70,8 @@ envs+=("${settings[@]}")
 iters=(-i 100 -x 10 --iterations-large 20 --warmup-large 3)
 link_quick=()
 if [ $quick = 1 ]; then
-    # Warm-ups past SHOAL_COMM_WARMUP's 8 calls: a communicator's set-up
-    # (its node teams, rank 0 pricing every size class) stays out of the timing.
+    # Fewer calls; shoal-bench itself keeps a communicator's warm-up and
+    # shoal's set-up on it out of the first size's figures.
     iters=(-i 20 -x 10 --iterations-large 5 --warmup-large 1)
     link_quick=(--quick)
 fi
