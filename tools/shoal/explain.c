@@ -275,11 +275,12 @@ static int explain_nodes(int argc, char **argv, int coll, int nodes)
                               : coll == CORE_COLL_REDUCE ? "SHOAL_NODE_REDUCE"
                                                          : "SHOAL_NODE_ALLREDUCE";
         core_node_form forced = plan_node_form_asked((core_coll)coll);
-        const char *leaders =
-            coll == CORE_COLL_BCAST && core_config_get()->node_bcast == CORE_NODE_BCAST_FIRST ? "first" : "leaders";
         char asked[64] = "";
-        if (forced != CORE_NODE_FORM_AUTO)
-            snprintf(asked, sizeof asked, " (%s=%s)", setting, forced == CORE_NODE_FORM_RAILS ? "rails" : leaders);
+        if (forced != CORE_NODE_FORM_AUTO) {
+            char word[16]; /* the setting's value as `shoal settings` prints it */
+            core_setting_format(core_setting_find(setting), core_config_get(), word, sizeof word);
+            snprintf(asked, sizeof asked, " (%s=%s)", setting, word);
+        }
         printf("the leaders' form modelled %.2f us, rails %.2f us: %s%s\n", r.two_level_ns / 1e3, r.rails_ns / 1e3,
                forced == CORE_NODE_FORM_RAILS     ? "rails"
                : forced == CORE_NODE_FORM_LEADERS ? "the leaders'"
