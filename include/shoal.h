@@ -12,7 +12,9 @@ extern "C" {
 
 /* "0.1.0" */
 const char *shoal_version(void);
-/* Short git commit of the build, "unknown" outside a checkout. */
+/* Short git commit the library was built from, stamped at each build;
+ * "-dirty" appended where tracked files had uncommitted changes, "unknown"
+ * outside a checkout. */
 const char *shoal_commit(void);
 /* 1 when shoal is active in this process (loaded and not SHOAL_DISABLE=1). */
 int shoal_enabled(void);

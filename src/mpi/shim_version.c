@@ -2,6 +2,7 @@
 #include "coll.h"
 #include "plan.h"
 #include "shim_init.h"
+#include "shoal_commit.h" /* generated: SHOAL_COMMIT_STRING */
 
 const char *shoal_version(void) { return SHOAL_VERSION_STRING; }
 const char *shoal_commit(void) { return SHOAL_COMMIT_STRING; }
