@@ -10,7 +10,8 @@ execute_process(COMMAND git rev-parse --short HEAD WORKING_DIRECTORY ${SOURCE_DI
 if(failed OR NOT commit)
   set(commit "unknown") # a source tarball, or no git
 else()
-  execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SOURCE_DIR}
+  # No optional locks: trees building at once must not contend for the index.
+  execute_process(COMMAND git --no-optional-locks status --porcelain --untracked-files=no WORKING_DIRECTORY ${SOURCE_DIR}
                   OUTPUT_VARIABLE changed OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(changed)
     string(APPEND commit "-dirty")
