@@ -366,10 +366,10 @@ int explain_main(int argc, char **argv)
     printf("%s of %zu bytes on %d ranks (%d processes of the node moving data at once, on %d cores%s)\n", argv[1],
            bytes, q.n, q.ppn, q.cores, q.ppn > q.cores ? ": oversubscribed" : "");
     printf("figures: %s%s%s\n", m->source, m->machine[0] ? ", measured on " : "", m->machine);
-    if (!m->machine[0] && core_config_get()->probe) /* the job's start-up probe replaces some of these */
+    const core_config *cfg = core_config_get();
+    if (!m->machine[0] && cfg->probe) /* the job's start-up probe replaces some of these */
         printf("  (a job without a tuning file measures its node's lanes at MPI_Init and may choose otherwise;\n"
                "   `shoal tune` writes figures that it and shoal explain both read)\n");
-    const core_config *cfg = core_config_get();
     if (cfg->lanes[0] || cfg->algo[0])
         printf("forced: SHOAL_LANES=%s SHOAL_ALGO=%s\n", cfg->lanes, cfg->algo);
 
